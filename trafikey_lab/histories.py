@@ -1,0 +1,198 @@
+"""The dive's four histories of one lease, played on either executor, and their traces.
+
+Every history ends in the same sweep; what differs is which process stamped the lease and
+which process sweeps it. `play` runs the steps, records each call's reply and the row after
+it, and names the verdict the sweep reached.
+"""
+
+from dataclasses import dataclass
+
+from . import epoch
+from .executors import Executor, Queue
+
+JOB = b"job-1"
+LEASE_MS = 250
+"""Short enough that a live history takes well under a second of waiting."""
+
+
+@dataclass(frozen=True)
+class History:
+    key: str
+    title: str
+    steps: tuple[str, ...]
+    why: str
+
+
+HISTORIES = {
+    h.key: h
+    for h in (
+        History(
+            "stalled",
+            "the worker stalled",
+            ("add", "claim", "expire", "sweep"),
+            "the lease was written by the process that sweeps it: the server stayed up and the "
+            "worker went away",
+        ),
+        History(
+            "restarted",
+            "the server restarted",
+            ("add", "claim", "restart", "expire", "sweep"),
+            "the lease was written by the process before the restart: the server stopped, not "
+            "the worker",
+        ),
+        History(
+            "extended",
+            "extended after the restart",
+            ("add", "claim", "restart", "extend", "expire", "sweep"),
+            "the worker extended its lease after the restart, so the stamp names the process "
+            "that sweeps it: the worker went away under a live server",
+        ),
+        History(
+            "upgrade",
+            "claimed before the upgrade",
+            ("add", "scripted_claim", "restart", "expire", "sweep"),
+            "the lease was granted by a script, which writes no stamp; a missing stamp is "
+            "foreign by the same rule, so the upgrade restart costs the job nothing",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    action: str
+    call: str
+    reply: object
+    row: dict
+    run_id: str
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class Trace:
+    history: History
+    max_stalled: int
+    executor: str
+    steps: tuple[Step, ...]
+    lease_epoch: bytes | None
+    """The row's stamp as the sweep found it (None: no stamp)."""
+    sweep_run_id: str
+    exempt: bool
+    outcome: str
+    """recovered or dead, from the sweep's reply."""
+
+    @property
+    def verdict(self) -> str:
+        return "exempt" if self.exempt else "counted"
+
+    @property
+    def run_ids(self) -> tuple[str, ...]:
+        """The processes involved, in the order they served the history."""
+        return tuple(dict.fromkeys(step.run_id for step in self.steps))
+
+
+def short(run_id: bytes | str | None) -> str:
+    """The dive's abbreviation of a run_id: first four and last four characters."""
+    if run_id is None:
+        return "(none)"
+    text = run_id.decode() if isinstance(run_id, bytes) else run_id
+    return f"{text[:4]}…{text[-4:]}" if len(text) == epoch.RUN_ID_LEN else repr(text)
+
+
+def verdict_line(trace: Trace) -> str:
+    """The sweep's reading in the dive's form."""
+    return (
+        f"sweep: run_id {short(trace.sweep_run_id)} · lease_epoch {short(trace.lease_epoch)}"
+        f" → exempt = {str(trace.exempt).lower()}"
+    )
+
+
+def play(history: History | str, max_stalled: int, executor: Executor,
+         queue: Queue = Queue("{lease}"), lease_ms: int = LEASE_MS) -> Trace:
+    """Plays one history from an empty queue and returns its trace."""
+    if isinstance(history, str):
+        history = HISTORIES[history]
+    executor.clear(queue)
+    steps = []
+    stamp = None
+    for action in history.steps:
+        call, reply = _perform(action, executor, queue, max_stalled, lease_ms)
+        row = executor.row(queue, JOB)
+        if action == "expire":
+            stamp = row.get(b"lease_epoch")
+        steps.append(Step(action, call, reply, row, executor.run_id, executor.now_ms()))
+    sweep_run_id = steps[-1].run_id
+    recovered, dead = steps[-1].reply
+    return Trace(
+        history=history,
+        max_stalled=max_stalled,
+        executor=executor.name,
+        steps=tuple(steps),
+        lease_epoch=stamp,
+        sweep_run_id=sweep_run_id,
+        exempt=epoch.exempt(stamp, sweep_run_id.encode()),
+        outcome="dead" if JOB in dead else "recovered" if JOB in recovered else "untouched",
+    )
+
+
+def _perform(action, executor, queue, max_stalled, lease_ms):
+    if action == "add":
+        return f"add {JOB.decode()}", executor.add(queue, JOB, b"hello")
+    if action == "claim":
+        return f"EMQ.CLAIM lease {lease_ms} ms", executor.claim(queue, lease_ms)
+    if action == "scripted_claim":
+        return f"claim2 script, lease {lease_ms} ms", executor.scripted_claim(queue, lease_ms)
+    if action == "extend":
+        return (f"EMQ.EXTEND attempt 1, lease {lease_ms} ms",
+                executor.extend(queue, JOB, 1, lease_ms))
+    if action == "restart":
+        return "restart", executor.restart()
+    if action == "expire":
+        deadline = executor.deadline(queue, JOB)
+        executor.wait_until(deadline)
+        return f"wait past the deadline {deadline}", None
+    if action == "sweep":
+        return (f"EMQ.STALLED.CHECK max_stalled {max_stalled}",
+                executor.sweep(queue, max_stalled))
+    raise ValueError(f"unknown step {action!r}")
+
+
+def _normal(value, names: dict[str, str]):
+    """A value with run_ids named by process and clock readings hidden, for comparison."""
+    if isinstance(value, bytes):
+        text = value.decode(errors="replace")
+        return names.get(text, value)
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, int) and value > 10**12:
+        return "<time>"
+    if isinstance(value, dict):
+        return {k: _normal(v, names) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normal(v, names) for v in value]
+    return value
+
+
+def normalised(trace: Trace) -> list[tuple]:
+    names = {run_id: f"process {n}" for n, run_id in enumerate(trace.run_ids, 1)}
+    return [
+        (s.action, _normal(s.reply, names), _normal(s.row, names), names[s.run_id])
+        for s in trace.steps
+    ]
+
+
+def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
+    """Step by step: (action, agree, what differs). Run_ids are compared by the process they
+    belong to (first, second), and clock readings not at all, since only they may differ."""
+    rows = []
+    for a, b in zip(normalised(left), normalised(right), strict=True):
+        differences = [
+            f"{what}: {x!r} vs {y!r}"
+            for what, x, y in zip(("reply", "row", "process"), a[1:], b[1:])
+            if x != y
+        ]
+        rows.append((a[0], not differences, "; ".join(differences)))
+    same = (left.verdict, left.outcome) == (right.verdict, right.outcome)
+    detail = f"{left.verdict}/{left.outcome} vs {right.verdict}/{right.outcome}"
+    rows.append(("verdict", same, "" if same else detail))
+    return rows

@@ -1,0 +1,87 @@
+"""The sweep's decision for one expired member of active, as a step machine.
+
+`decide_member` is pure: given what has been read of the member's row so far, it either names
+the next read it needs or gives the verdict. The sweep reads lazily, one field at a time, and
+stops as soon as a verdict is possible, so a ghost costs one read and an exempt lease three.
+"""
+
+import enum
+from dataclasses import dataclass
+
+from . import epoch
+
+
+class Need(enum.Enum):
+    TYPE = "type"
+    GROUP = "group"
+    EPOCH = "lease_epoch"
+    STALLED = "stalled"
+
+
+class _NotRead:
+    def __repr__(self) -> str:
+        return "NOT_READ"
+
+
+NOT_READ = _NotRead()
+"""A field the sweep has not asked for yet (None means it was read and is absent)."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the sweep has read of one row: the key's type, then fields, in the order asked."""
+
+    type: str | None = None
+    group: bytes | None | _NotRead = NOT_READ
+    epoch: bytes | None | _NotRead = NOT_READ
+    stalled: bytes | None | _NotRead = NOT_READ
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """ghost, lane, exempt, recovered or dead; or a refusal: wrongtype, not_integer."""
+
+    kind: str
+    stalled: int | None = None
+
+    @property
+    def refusal(self) -> bool:
+        return self.kind in ("wrongtype", "not_integer")
+
+
+def decide_member(run_id: bytes, max_stalled: int, seen: Seen) -> Need | Verdict:
+    if seen.type is None:
+        return Need.TYPE
+    if seen.type == "none":
+        return Verdict("ghost")
+    if seen.type != "hash":
+        return Verdict("wrongtype")
+    if seen.group is NOT_READ:
+        return Need.GROUP
+    if seen.group is not None:
+        return Verdict("lane")
+    if seen.epoch is NOT_READ:
+        return Need.EPOCH
+    if epoch.exempt(seen.epoch, run_id):
+        return Verdict("exempt")
+    if seen.stalled is NOT_READ:
+        return Need.STALLED
+    stalled = epoch.counter(seen.stalled)
+    if stalled is None:
+        return Verdict("not_integer")
+    stalled += 1
+    return Verdict("recovered" if stalled < max_stalled else "dead", stalled)
+
+
+def decide(run_id: bytes, max_stalled: int, read) -> tuple[Verdict, list[Need]]:
+    """Runs the step machine to its verdict; `read(need)` answers one read.
+
+    Returns the verdict and the reads it asked for, in order.
+    """
+    seen = Seen()
+    asked = []
+    while isinstance(step := decide_member(run_id, max_stalled, seen), Need):
+        asked.append(step)
+        field = "type" if step is Need.TYPE else step.name.lower()
+        seen = Seen(**{**seen.__dict__, field: read(step)})
+    return step, asked
