@@ -108,14 +108,20 @@ def verdict_line(trace: Trace) -> str:
 
 
 def play(history: History | str, max_stalled: int, executor: Executor,
-         queue: Queue = Queue("{lease}"), lease_ms: int = LEASE_MS) -> Trace:
-    """Plays one history from an empty queue and returns its trace."""
+         queue: Queue = Queue("{lease}"), lease_ms: int = LEASE_MS, progress=None) -> Trace:
+    """Plays one history from an empty queue and returns its trace.
+
+    progress, if given, is called as progress(index, count, action) before each step, so a
+    widget can say what it is waiting for while a live lease runs out.
+    """
     if isinstance(history, str):
         history = HISTORIES[history]
     executor.clear(queue)
     steps = []
     stamp = None
-    for action in history.steps:
+    for index, action in enumerate(history.steps):
+        if progress is not None:
+            progress(index, len(history.steps), action)
         call, reply = _perform(action, executor, queue, max_stalled, lease_ms)
         row = executor.row(queue, JOB)
         if action == "expire":

@@ -84,6 +84,8 @@ class LabServer:
     """One module-loaded valkey-server on 127.0.0.1, or the existing one TRAFIKEY_VALKEY_URL names.
 
     persistence is "rdb" (a snapshot at each restart) or "aof" (append-only file, fsync always).
+    module is True for the built module, False for none, or the path of another build of it
+    (an AddressSanitizer build, say); env adds variables to the server's environment.
     Use it as a context manager, or call start() and stop().
     """
 
@@ -91,10 +93,11 @@ class LabServer:
         self,
         *,
         persistence: str = "rdb",
-        module: bool = True,
+        module: bool | str | os.PathLike = True,
         port: int | None = None,
         data_dir: str | os.PathLike | None = None,
         extra_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
         url: str | None = None,
         start_timeout: float = 10.0,
     ):
@@ -103,6 +106,7 @@ class LabServer:
         self.persistence = persistence
         self.module = module
         self.extra_args = tuple(extra_args)
+        self.env = dict(env or {})
         self.start_timeout = start_timeout
         self.url = url if url is not None else os.environ.get(URL_ENV) or None
         self._fixed_port = port
@@ -214,7 +218,8 @@ class LabServer:
         if self.persistence == "aof":
             args += ["--appendonly", "yes", "--appendfsync", "always"]
         if self.module:
-            args += ["--loadmodule", str(module_path())]
+            path = module_path() if self.module is True else Path(self.module)
+            args += ["--loadmodule", str(path)]
         return args + list(self.extra_args)
 
     @property
@@ -262,6 +267,7 @@ class LabServer:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, **self.env} if self.env else None,
         )
         self._keeper = keeper
         self._finalizer = weakref.finalize(self, _release, keeper)

@@ -1,0 +1,1 @@
+"""Figures of the course: each function takes an ax, draws on it and returns what it drew."""
