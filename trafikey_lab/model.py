@@ -33,7 +33,7 @@ HOST_CALL_FAILED = "ERR EMQ host call failed"
 
 
 def arity_error(verb: str) -> str:
-    return f"ERR wrong number of arguments for '{verb.lower()}' command"
+    return f"ERR wrong number of arguments for '{verb}' command"
 
 
 def run_ids():
@@ -88,7 +88,9 @@ class ModelServer:
         handler = self.COMMANDS.get(name)
         if handler is None:
             raise ReplyError(f"ERR unknown command '{args[0].decode(errors='replace')}'")
-        return handler(self, args[0].decode(errors="replace"), args[1:])
+        # The server names a command in its errors as registered: the module's verbs in upper
+        # case, its own commands in lower case.
+        return handler(self, name if name.startswith("EMQ.") else name.lower(), args[1:])
 
     # -- small data commands the executors share (injections and dumps) ----------------------
 
