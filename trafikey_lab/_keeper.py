@@ -1,12 +1,14 @@
 """Runs one valkey-server for a LabServer and ends it when the LabServer's process is gone.
 
-Usage: python _keeper.py [--cleanup DIR] SERVER [ARGS...]
+Usage: python _keeper.py OUTPUT [--cleanup DIR] SERVER [ARGS...]
 
 The owner holds the write end of this process's standard input and never writes to it. When
 the owner exits for any reason, SIGKILL included, the kernel closes that end, standard input
 reads end-of-file, and the keeper kills the server (and removes DIR, the owner's scratch
 folder) so that no server outlives the notebook or test that started it. The keeper prints the
-server's pid on its first line of output. It imports nothing from the lab, so it starts fast.
+server's pid on its first line of output, and sends the server's own standard output and
+error (where it reports a bad option before its log is open) to the file OUTPUT. It imports
+nothing from the lab, so it starts fast.
 """
 
 import os
@@ -18,10 +20,12 @@ import sys
 
 
 def main(argv: list[str]) -> int:
+    output, argv = argv[0], argv[1:]
     cleanup = None
     if argv[:1] == ["--cleanup"]:
         cleanup, argv = argv[1], argv[2:]
-    server = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+    with open(output, "ab") as sink:
+        server = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
     print(server.pid, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())
     while server.poll() is None:

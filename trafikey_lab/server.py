@@ -147,15 +147,19 @@ class LabServer:
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="trafikey-lab-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        tries = 1 if self.port is not None else 5
+        # A server brought back after kill() keeps its port; a new one looks for a free port
+        # and tries again if another process takes it first.
+        reuse = self.port is not None
+        tries = 1 if reuse else 5
         for attempt in range(tries):
-            if self.port is None or attempt:
+            if not reuse:
                 self.port = free_port()
             try:
                 self._launch()
                 return self
             except ServerStartError as exc:
                 if "Address already in use" not in str(exc) or attempt == tries - 1:
+                    self._forget_folder()
                     raise
         return self
 
@@ -172,10 +176,14 @@ class LabServer:
             self._finalizer()
         if self.client is not None:
             self.client.close()
+            self.client = None
+        self.port = self._fixed_port
+        self._forget_folder()
+
+    def _forget_folder(self) -> None:
         if self._own_dir and self.data_dir is not None:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             self.data_dir = None
-            self.port = self._fixed_port
 
     def restart(self) -> str:
         """Stops the process keeping its data, starts a new one on the same port; returns its run_id."""
@@ -230,25 +238,32 @@ class LabServer:
     def address(self) -> str:
         return self.url or f"redis://127.0.0.1:{self.port}"
 
+    @property
+    def output_path(self) -> Path | None:
+        """What the server printed itself: a bad option is reported there, not in the log."""
+        return None if self.data_dir is None else self.data_dir / "server.out"
+
     def log_tail(self, lines: int = LOG_LINES_QUOTED) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except (OSError, AttributeError):
-            return "(no server log)"
+        text = []
+        for path in (self.output_path, self.log_path):
+            try:
+                text += path.read_text(errors="replace").splitlines()
+            except (OSError, AttributeError):
+                pass
+        return "\n".join(text[-lines:]) or "(the server wrote nothing)"
 
     # -- internals ---------------------------------------------------------------------------
 
     def _attach(self) -> "LabServer":
         client = redis.Redis.from_url(self.url)
         try:
-            modules = client.execute_command("MODULE", "LIST")
+            modules = client.module_list()
         except redis.RedisError as exc:
             raise ServerStartError(
                 f"cannot use the server at {self.url} ({URL_ENV}): {exc}. Check that it is "
                 f"running and reachable, or unset {URL_ENV}."
             ) from exc
-        names = {dict(zip(m[::2], m[1::2])).get(b"name") for m in modules}
-        if b"trafikey" not in names:
+        if b"trafikey" not in {module[b"name"] for module in modules}:
             raise ServerStartError(
                 f"the server at {self.url} ({URL_ENV}) has no trafikey module loaded. Start it "
                 f"with --loadmodule $(python -m trafikey_lab module-path), or unset {URL_ENV}."
@@ -261,9 +276,10 @@ class LabServer:
     def _launch(self) -> None:
         args = self.server_args()
         self.log_path.unlink(missing_ok=True)
+        self.output_path.unlink(missing_ok=True)
         cleanup = ["--cleanup", str(self.data_dir)] if self._own_dir else []
         keeper = subprocess.Popen(
-            [sys.executable, "-I", str(KEEPER), *cleanup, *args],
+            [sys.executable, "-I", str(KEEPER), str(self.output_path), *cleanup, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -298,8 +314,8 @@ class LabServer:
     def _fail(self, what: str) -> None:
         self.client.connection_pool.disconnect()
         raise ServerStartError(
-            f"valkey-server on 127.0.0.1:{self.port} {what}. The end of its log "
-            f"({self.log_path}):\n{self.log_tail()}\n"
+            f"valkey-server on 127.0.0.1:{self.port} {what}. The last it printed or logged:\n"
+            f"{self.log_tail()}\n"
             f"Run `python -m trafikey_lab doctor` to check the setup step by step."
         )
 

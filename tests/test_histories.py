@@ -1,0 +1,80 @@
+"""The dive's four histories x max_stalled 1, 2, 3: the same verdict, sweep reply and final row
+on the model and on the module."""
+
+import pytest
+
+from trafikey_lab import HISTORIES, ModelExecutor, compare, play, verdict_line
+from trafikey_lab.epoch import NOW, ZERO
+from trafikey_lab.histories import JOB, short
+
+EXPECTED = {
+    # history: (exempt, stamp the sweep finds, as a process number or None)
+    "stalled": (False, 1),
+    "restarted": (True, 1),
+    "extended": (False, 2),
+    "upgrade": (True, None),
+}
+
+
+@pytest.mark.parametrize("max_stalled", [1, 2, 3])
+@pytest.mark.parametrize("key", list(HISTORIES))
+def test_history_gives_the_same_verdict_reply_and_row_on_both(live, key, max_stalled):
+    on_model = play(key, max_stalled, ModelExecutor())
+    on_live = play(key, max_stalled, live)
+    assert [row for row in compare(on_model, on_live) if not row[1]] == []
+    exempt, _ = EXPECTED[key]
+    assert on_model.exempt is on_live.exempt is exempt
+    outcome = "recovered" if exempt or max_stalled > 1 else "dead"
+    assert on_model.outcome == on_live.outcome == outcome
+    final = on_live.steps[-1].row
+    assert final.get(b"stalled") == (None if exempt else b"1")
+    assert final[b"state"] == (b"dead" if outcome == "dead" else b"pending")
+
+
+@pytest.mark.parametrize("key", list(HISTORIES))
+def test_history_stamp_names_the_process_that_last_granted_the_lease(live, key):
+    trace = play(key, 2, live)
+    _, process = EXPECTED[key]
+    if process is None:
+        assert trace.lease_epoch is None
+    else:
+        assert trace.lease_epoch == trace.run_ids[process - 1].encode()
+    restarts = key != "stalled"
+    assert len(trace.run_ids) == (2 if restarts else 1)
+
+
+def test_model_histories_use_the_dive_run_ids():
+    trace = play("restarted", 1, ModelExecutor())
+    assert trace.run_ids == (NOW.decode(), ZERO.decode())
+    assert verdict_line(trace) == "sweep: run_id 0000…0000 · lease_epoch 3f2c…0812 → exempt = true"
+
+
+def test_a_model_history_takes_no_wall_time_and_a_live_one_waits_out_the_lease(live):
+    model_trace = play("stalled", 1, ModelExecutor())
+    claim, sweep = model_trace.steps[1], model_trace.steps[-1]
+    assert sweep.at_ms - claim.at_ms == 251
+    live_trace = play("stalled", 1, live)
+    deadline = live_trace.steps[1].reply[2]
+    assert live_trace.steps[-1].at_ms > deadline
+
+
+def test_compare_marks_a_difference():
+    counted = play("stalled", 1, ModelExecutor())
+    exempt = play("restarted", 1, ModelExecutor())
+    rows = compare(counted, play("stalled", 2, ModelExecutor()))
+    assert rows[-1] == ("verdict", False, "counted/dead vs counted/recovered")
+    with pytest.raises(ValueError):
+        compare(counted, exempt)
+
+
+def test_progress_is_told_each_step_before_it_runs():
+    seen = []
+    play("extended", 1, ModelExecutor(), progress=lambda i, n, action: seen.append((i, n, action)))
+    assert seen == [(0, 6, "add"), (1, 6, "claim"), (2, 6, "restart"), (3, 6, "extend"),
+                    (4, 6, "expire"), (5, 6, "sweep")]
+
+
+def test_short_keeps_four_characters_each_side():
+    assert short(NOW) == "3f2c…0812"
+    assert short(None) == "(none)"
+    assert JOB == b"job-1"
