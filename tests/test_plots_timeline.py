@@ -1,0 +1,108 @@
+"""draw_timeline, tested on what it drew: bands, labels, markers and colours, not pixels."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+
+from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
+from trafikey_lab.plots.timeline import (  # noqa: E402
+    FIGSIZE,
+    OKABE_ITO,
+    draw_timeline,
+    process_colour,
+)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def drawn(history, max_stalled=1):
+    trace = play(history, max_stalled, ModelExecutor())
+    return trace, draw_timeline(trace)
+
+
+def texts(artists):
+    return [a.get_text() for a in artists]
+
+
+def test_one_band_per_process_labelled_with_its_short_run_id():
+    _, stayed = drawn("stalled")
+    assert texts(stayed["band_labels"]) == ["process 1 · run_id 3f2c…0812"]
+    _, restarted = drawn("restarted")
+    assert texts(restarted["band_labels"]) == ["process 1 · run_id 3f2c…0812",
+                                               "process 2 · run_id 0000…0000"]
+
+
+def test_bands_meet_at_the_restart_and_cover_every_step():
+    trace, d = drawn("restarted")
+    first, second = d["bands"]
+    restart = [s.action for s in trace.steps].index("restart")
+    assert first.get_x() == -0.5
+    assert first.get_x() + first.get_width() == second.get_x() == restart
+    assert second.get_x() + second.get_width() == len(trace.steps) - 0.5
+    assert [line.get_xdata()[0] for line in d["restarts"]] == [restart]
+
+
+def test_no_restart_line_when_the_server_stayed_up():
+    _, d = drawn("stalled")
+    assert d["restarts"] == []
+
+
+def test_each_stamp_is_labelled_and_coloured_as_the_process_it_names():
+    _, d = drawn("extended")
+    assert texts(d["stamp_labels"]) == ["stamp 3f2c…0812", "stamp 0000…0000"]
+    colours = [to_hex(m.get_color()) for m in d["stamps"]]
+    assert colours == [to_hex(process_colour(0)), to_hex(process_colour(1))]
+    assert [to_hex(b.get_facecolor()[:3]) for b in d["bands"]] == colours
+
+
+def test_a_scripted_claim_is_a_hollow_marker_labelled_no_stamp():
+    _, d = drawn("upgrade")
+    (marker,) = d["stamps"]
+    assert texts(d["stamp_labels"]) == ["no stamp"]
+    assert marker.get_markerfacecolor() == "white"
+
+
+def test_the_lease_runs_from_its_grant_to_the_deadline_at_the_expire_step():
+    trace, d = drawn("extended")
+    actions = [s.action for s in trace.steps]
+    assert list(d["lease"].get_xdata()) == [actions.index("claim"), actions.index("expire")]
+    assert list(d["deadline"].get_xdata()) == [actions.index("expire")]
+    assert d["deadline"].get_marker() == "x"
+
+
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_the_sweep_marker_names_the_verdict_and_outcome_with_shape_and_colour(history):
+    trace, d = drawn(history)
+    assert d["sweep_label"].get_text() == f"sweep: {trace.verdict} → {trace.outcome}"
+    assert list(d["sweep"].get_xdata()) == [len(trace.steps) - 1]
+    expected = ("D", "bluish green") if trace.exempt else ("s", "vermillion")
+    assert (d["sweep"].get_marker(), to_hex(d["sweep"].get_color())) == (
+        expected[0], to_hex(OKABE_ITO[expected[1]]))
+
+
+def test_the_x_axis_names_the_steps_in_order():
+    trace, d = drawn("upgrade")
+    labels = [t.get_text() for t in d["ax"].get_xticklabels()]
+    assert labels == ["add", "scripted claim", "restart", "expire", "sweep"]
+
+
+def test_without_an_ax_it_makes_a_fixed_size_figure():
+    _, d = drawn("stalled")
+    assert tuple(d["figure"].get_size_inches()) == FIGSIZE
+
+
+def test_with_an_ax_it_draws_there_and_makes_no_figure():
+    fig, ax = plt.subplots()
+    count = len(plt.get_fignums())
+    d = draw_timeline(play("restarted", 2, ModelExecutor()), ax=ax)
+    assert d["ax"] is ax and d["figure"] is fig
+    assert len(plt.get_fignums()) == count
+    assert "max_stalled 2" in ax.get_title()

@@ -1,0 +1,154 @@
+"""Notebook 03's library: the five-member layout, the plan's table and the refusals, on both
+executors."""
+
+import pytest
+
+from trafikey_lab import epoch
+from trafikey_lab.sweep_report import (
+    KINDS,
+    MAX_STALLED,
+    REFUSALS,
+    Table,
+    lay_out,
+    member_table,
+    model_plan,
+    plan_rows,
+    queue_state,
+    rows_for,
+    spoil,
+    sweep_source,
+    try_sweep,
+)
+
+
+def test_layout_plants_one_expired_member_of_each_kind_in_deadline_order(executor, queue):
+    planted = lay_out(executor, queue)
+    assert [p.kind for p in planted] == list(KINDS)
+    _, active = executor.dataset()[queue.active]
+    assert [member for member, _ in active] == [p.id for p in planted]
+    assert all(score < executor.now_ms() for _, score in active)
+    assert queue.row(b"ghost") not in executor.dataset()
+    assert executor.row(queue, b"lane")[b"group"] == b"lane-a"
+
+
+def test_layout_stamps_counted_rows_with_the_executors_own_run_id_and_the_exempt_one_not(
+        executor, queue):
+    lay_out(executor, queue)
+    current = executor.run_id.encode()
+    assert executor.row(queue, b"recovered")[b"lease_epoch"] == current
+    assert executor.row(queue, b"dead")[b"lease_epoch"] == current
+    assert epoch.exempt(executor.row(queue, b"exempt")[b"lease_epoch"], current)
+
+
+def test_layout_run_twice_starts_from_an_empty_queue(executor, queue):
+    lay_out(executor, queue)
+    executor.sweep(queue, MAX_STALLED)
+    lay_out(executor, queue)
+    assert queue.pending not in executor.dataset()
+    assert queue.dead not in executor.dataset()
+
+
+def test_plan_rows_name_the_reads_in_order_and_where_each_verdict_stopped(model, queue):
+    lay_out(model, queue)
+    rows = {row[0]: row for row in plan_rows(model_plan(model, queue))}
+    assert rows["ghost"][1:4] == ("type", "type", "ghost")
+    assert rows["lane"][1:4] == ("type → group", "group", "lane")
+    assert rows["exempt"][1:4] == ("type → group → lease_epoch", "lease_epoch", "exempt")
+    assert rows["recovered"][1:4] == ("type → group → lease_epoch → stalled", "stalled",
+                                      "recovered (stalled 1)")
+    assert rows["dead"][3] == "dead (stalled 3)"
+
+
+def test_plan_rows_give_each_verdicts_writes_and_none_for_a_lane(model, queue):
+    lay_out(model, queue)
+    rows = {row[0]: row[4] for row in plan_rows(model_plan(model, queue))}
+    assert rows["ghost"] == "ZREM {jobs}:active ghost"
+    assert rows["lane"] == "none"
+    assert rows["exempt"] == ("ZREM {jobs}:active exempt; ZADD {jobs}:pending 0 exempt; "
+                              "HSET {jobs}:job:exempt state pending")
+    assert rows["recovered"].endswith("HSET {jobs}:job:recovered state pending stalled 1")
+    assert rows["dead"].startswith("ZREM {jobs}:active dead; ZADD {jobs}:dead ")
+    assert rows["dead"].endswith("HSET {jobs}:job:dead state dead stalled 3")
+
+
+def test_planning_writes_nothing(model, queue):
+    lay_out(model, queue)
+    before = model.dataset()
+    model_plan(model, queue)
+    assert model.dataset() == before
+
+
+def test_sweep_lists_exempt_among_the_recovered_and_leaves_its_stalled_alone(executor, queue):
+    lay_out(executor, queue)
+    assert executor.sweep(queue, MAX_STALLED) == [[b"exempt", b"recovered"], [b"dead"]]
+    exempt = executor.row(queue, b"exempt")
+    assert (exempt[b"state"], exempt[b"stalled"]) == (b"pending", b"2")
+    lane = executor.row(queue, b"lane")
+    assert lane[b"state"] == b"active" and b"stalled" not in lane
+
+
+def test_model_and_live_leave_the_same_queue_after_the_sweep(model, live, queue):
+    for executor in (model, live):
+        lay_out(executor, queue)
+        executor.sweep(queue, MAX_STALLED)
+    assert queue_state(model, queue) == queue_state(live, queue)
+    assert repr(member_table(model, queue)) == repr(member_table(live, queue))
+
+
+def test_queue_state_hides_clock_readings_and_names_the_current_process(model, queue):
+    lay_out(model, queue)
+    model.sweep(queue, MAX_STALLED)
+    state = queue_state(model, queue)
+    assert state["{jobs}:dead"] == [("dead", "<time of death>")]
+    assert state["{jobs}:active"] == [("lane", "<deadline>")]
+    assert state["{jobs}:job:dead"]["lease_epoch"] == "<this process>"
+    assert state["{jobs}:job:exempt"]["lease_epoch"] == "0000…0000"
+
+
+@pytest.mark.parametrize("how", sorted(REFUSALS))
+def test_each_refusal_refuses_the_whole_sweep_and_writes_nothing(executor, queue, how):
+    lay_out(executor, queue)
+    spoil(executor, queue, how)
+    before = executor.dataset()
+    reply = try_sweep(executor, queue)
+    expected = {"not_integer": "ERR EMQ row field is not an integer",
+                "wrongtype": "WRONGTYPE Operation against a key holding the wrong kind of value"}
+    assert reply == expected[how]
+    assert executor.dataset() == before
+
+
+def test_plan_marks_the_refusing_member_and_that_it_writes_nothing(model, queue):
+    lay_out(model, queue)
+    spoil(model, queue, "wrongtype")
+    rows = {row[0]: row for row in plan_rows(model_plan(model, queue))}
+    assert rows["wrong"][2:] == ("type", "wrongtype", "none: the whole sweep refuses")
+
+
+@pytest.mark.parametrize("member", [b"lane", b"exempt"])
+def test_a_stalled_field_the_sweep_never_reads_cannot_refuse_it(executor, queue, member):
+    lay_out(executor, queue)
+    executor.call("HSET", queue.row(member), b"stalled", b"banana")
+    assert try_sweep(executor, queue) == [[b"exempt", b"recovered"], [b"dead"]]
+
+
+def test_spoil_names_the_refusals_it_knows(model, queue):
+    with pytest.raises(ValueError, match="not_integer"):
+        spoil(model, queue, "typo")
+
+
+def test_foreign_stamp_is_not_the_current_run_id_even_when_that_is_forty_zeros():
+    assert rows_for(epoch.ZERO)["exempt"][b"lease_epoch"] == epoch.NOW
+    assert rows_for(epoch.NOW)["exempt"][b"lease_epoch"] == epoch.ZERO
+
+
+def test_table_prints_aligned_columns_and_escapes_html():
+    table = Table(("a", "long name"), (("<x>", "1; 2"),))
+    assert repr(table).splitlines() == ["a    long name", "---  ---------", "<x>  1; 2"]
+    assert "<td style='text-align:left'>&lt;x&gt;</td>" in table._repr_html_()
+    assert "1<br>2" in table._repr_html_()
+
+
+def test_sweep_source_reads_the_shipped_module_from_one_line_through_another():
+    text = sweep_source("void trafikey_decide_member", "NEED_EPOCH;")
+    assert text.splitlines()[0].startswith("void trafikey_decide_member(")
+    assert text.splitlines()[-1].strip() == "out->need = NEED_EPOCH;"

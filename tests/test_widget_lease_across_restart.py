@@ -1,0 +1,174 @@
+"""LeaseAcrossRestart driven as a reader would: set a control or click, then read its outputs."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_line  # noqa: E402
+from trafikey_lab.histories import JOB, short  # noqa: E402
+from trafikey_lab.widgets.lease_across_restart import (  # noqa: E402
+    AGREE,
+    DIFFER,
+    MAX_STALLED,
+    QUEUE,
+    LeaseAcrossRestart,
+    comparison_rows,
+    outcome_table,
+    play_on_model,
+    without_epoch,
+)
+
+EXEMPT = {"restarted", "upgrade"}
+
+
+@pytest.fixture
+def widget():
+    return LeaseAcrossRestart()
+
+
+@pytest.mark.parametrize("max_stalled", MAX_STALLED)
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_each_choice_shows_the_models_verdict_line_writes_and_why(widget, history, max_stalled):
+    widget.history.value = history
+    widget.max_stalled.value = max_stalled
+    expected = play(history, max_stalled, ModelExecutor(), QUEUE)
+    assert verdict_line(expected) in widget.verdict.value
+    assert widget.trace.outcome == expected.outcome
+    assert HISTORIES[history].why in widget.why.value
+    row = QUEUE.row(JOB).decode()
+    if history in EXEMPT:
+        assert f"<li>HSET {row} state pending</li>" in widget.writes.value
+        assert "stalled" not in widget.writes.value
+    elif max_stalled == 1:
+        assert f"<li>HSET {row} state dead stalled 1</li>" in widget.writes.value
+    else:
+        assert f"<li>HSET {row} state pending stalled 1</li>" in widget.writes.value
+
+
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_the_figure_is_redrawn_for_the_chosen_history(widget, history):
+    widget.history.value = history
+    widget.max_stalled.value = 3
+    assert widget.drawn["sweep_label"].get_text().startswith(f"sweep: {widget.trace.verdict}")
+    assert "max_stalled 3" in widget.drawn["ax"].get_title()
+
+
+@pytest.mark.parametrize("history", sorted(EXEMPT))
+def test_with_max_stalled_1_an_exempt_lease_would_die_without_the_epoch(widget, history):
+    widget.history.value = history
+    widget.max_stalled.value = 1
+    assert widget.trace.outcome == "recovered"
+    assert "<b>dead</b> instead of recovered" in widget.counterfactual.value
+
+
+@pytest.mark.parametrize("max_stalled", [2, 5])
+def test_with_a_larger_budget_an_exempt_lease_would_only_lose_one_stall(widget, max_stalled):
+    widget.history.value = "restarted"
+    widget.max_stalled.value = max_stalled
+    assert "still <b>recovered</b>" in widget.counterfactual.value
+    assert "one stall of its budget spent on a restart" in widget.counterfactual.value
+
+
+def test_a_counted_lease_is_counted_with_or_without_the_epoch(widget):
+    widget.history.value = "stalled"
+    assert "the same" in widget.counterfactual.value
+
+
+@pytest.mark.parametrize("max_stalled", MAX_STALLED)
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_without_epoch_counts_every_lease_against_the_budget(history, max_stalled):
+    trace, _ = play_on_model(history, max_stalled)
+    assert without_epoch(trace) == ("dead" if max_stalled == 1 else "recovered")
+
+
+def test_play_on_model_plans_the_sweep_that_then_ran():
+    trace, (member,) = play_on_model("extended", 1)
+    assert member.id == JOB
+    assert [n.value for n in member.reads] == ["type", "group", "lease_epoch", "stalled"]
+    assert member.verdict.kind == trace.outcome == "dead"
+
+
+def test_outcome_table_covers_every_history_at_each_budget():
+    table = outcome_table((1, 2))
+    assert len(table.rows) == 2 * len(HISTORIES)
+    restarted_1 = next(r for r in table.rows if r[0] == "the server restarted" and r[1] == "1")
+    assert restarted_1[2:] == ("3f2c…0812", "0000…0000", "exempt", "recovered", "dead")
+    upgrade_2 = next(r for r in table.rows if r[0] == "claimed before the upgrade" and r[1] == "2")
+    assert upgrade_2[2:] == ("(none)", "0000…0000", "exempt", "recovered", "recovered")
+
+
+def test_without_a_live_executor_run_live_says_so():
+    widget = LeaseAcrossRestart(live=None)
+    widget.run_live.click()
+    assert widget.status.value.startswith("no live server")
+    assert widget.live_trace is None
+
+
+@pytest.mark.parametrize("history, outcome", [("restarted", "recovered"), ("stalled", "dead")])
+def test_run_live_plays_the_history_on_the_server_and_agrees_with_the_model(
+        live, lab, history, outcome):
+    widget = LeaseAcrossRestart(live=live)
+    widget.history.value = history
+    widget.max_stalled.value = 1
+    seen = []
+    widget.progress.observe(lambda change: seen.append(change["new"]), names="value")
+    before = lab.run_id
+    widget.run_live.click()
+    assert widget.live_trace.outcome == outcome
+    assert "model and live agree at every step" in widget.status.value
+    assert widget.comparison.value.count(AGREE) == len(widget.trace.steps) + 1
+    assert DIFFER not in widget.comparison.value
+    assert seen == list(range(1, len(widget.trace.steps))) + [len(widget.trace.steps)]
+    assert not widget.run_live.disabled
+    row = live.row(QUEUE, JOB)
+    if history == "restarted":
+        assert lab.run_id != before
+        assert row[b"state"] == b"pending" and b"stalled" not in row
+        assert row[b"lease_epoch"] == before.encode()
+    else:
+        assert row[b"state"] == b"dead" and row[b"stalled"] == b"1"
+        assert row[b"lease_epoch"] == lab.run_id.encode()
+    assert short(lab.run_id) in widget.status.value
+
+
+def test_changing_a_control_clears_the_last_live_run(live):
+    widget = LeaseAcrossRestart(live=live)
+    widget.history.value = "stalled"
+    widget.run_live.click()
+    widget.max_stalled.value = 2
+    assert widget.live_trace is None and widget.comparison.value == ""
+    assert widget.progress.value == 0
+
+
+def test_a_live_run_on_a_stopped_server_is_reported_in_the_widget(servers):
+    server = servers()
+    widget = LeaseAcrossRestart(live=LiveExecutor(server))
+    server.stop()
+    widget.history.value = "stalled"
+    widget.run_live.click()
+    assert widget.status.value.startswith("the live run stopped:")
+    assert widget.live_trace is None and not widget.run_live.disabled
+
+
+def test_a_restart_on_a_server_the_lab_did_not_start_is_reported_in_the_widget(lab, servers):
+    lab.client.flushall()
+    external = servers(url=lab.address)
+    widget = LeaseAcrossRestart(live=LiveExecutor(external))
+    widget.history.value = "restarted"
+    widget.run_live.click()
+    assert "cannot restart it" in widget.status.value
+    widget.history.value = "stalled"
+    widget.run_live.click()
+    assert widget.live_trace.outcome == "dead"
+
+
+def test_comparison_rows_mark_agreement_and_name_what_differs():
+    dead = play("stalled", 1, ModelExecutor())
+    recovered = play("stalled", 2, ModelExecutor())
+    assert all(row[3] == AGREE for row in comparison_rows(dead, dead))
+    marks = {row[0]: row[3] for row in comparison_rows(dead, recovered)}
+    assert marks["claim"] == AGREE
+    assert marks["sweep"].startswith(f"{DIFFER}: reply:")
+    assert marks["verdict"] == f"{DIFFER}: counted/dead vs counted/recovered"

@@ -1,0 +1,127 @@
+"""One lease's history as a timeline: the server processes, the stamps, the deadline, the sweep.
+
+The x axis is the history's steps in order, not clock time: on the model the clock does not
+move between a claim and a restart, so a time axis would draw them on top of each other. Two
+lanes: the server processes above (one band per process, labelled with its run_id), the
+lease below (its grant and extensions, each marked with the stamp it wrote, its deadline and
+the sweep's verdict).
+"""
+
+import matplotlib.pyplot as plt
+
+from ..histories import Trace, short
+
+FIGSIZE = (8.0, 2.8)
+
+OKABE_ITO = {
+    "orange": "#E69F00",
+    "sky blue": "#56B4E9",
+    "bluish green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish purple": "#CC79A7",
+    "black": "#000000",
+}
+PROCESS_COLOURS = ("orange", "sky blue", "reddish purple", "yellow")
+EXEMPT_COLOUR = "bluish green"
+COUNTED_COLOUR = "vermillion"
+
+SERVER_Y = 1.0
+LEASE_Y = 0.0
+GRANTS = ("claim", "scripted_claim", "extend")
+
+
+def process_colour(index: int) -> str:
+    """The Okabe–Ito colour of the index-th process of a history (0 is the first)."""
+    return OKABE_ITO[PROCESS_COLOURS[index % len(PROCESS_COLOURS)]]
+
+
+def draw_timeline(trace: Trace, ax=None) -> dict:
+    """Draws the trace on ax (a new fixed-size figure when None) and returns the artists:
+    bands, band_labels, restarts, lease, stamps, stamp_labels, deadline, sweep, sweep_label,
+    with figure and ax."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    steps = trace.steps
+    processes = list(trace.run_ids)
+    n = len(steps)
+
+    # one band per process, from the step it first served to the step before the next one
+    starts = [next(i for i, s in enumerate(steps) if s.run_id == rid) for rid in processes]
+    edges = [-0.5, *starts[1:], n - 0.5]
+    bands, band_labels = [], []
+    for k, rid in enumerate(processes):
+        left, right = edges[k], edges[k + 1]
+        colour = process_colour(k)
+        bands.append(ax.barh(SERVER_Y, right - left, left=left, height=0.5, color=colour,
+                             alpha=0.45, edgecolor="black", hatch="//" if k else None,
+                             label=f"process {k + 1}: run_id {short(rid)}")[0])
+        band_labels.append(ax.text((left + right) / 2, SERVER_Y,
+                                   f"process {k + 1} · run_id {short(rid)}",
+                                   ha="center", va="center", fontsize=8))
+
+    restarts = [ax.axvline(i, color="black", linestyle="--", linewidth=1.2) for i, s in
+                enumerate(steps) if s.action == "restart"]
+    for line in restarts:
+        ax.annotate("restart", (line.get_xdata()[0], SERVER_Y + 0.3), ha="center", fontsize=8)
+
+    grant = next(i for i, s in enumerate(steps) if s.action in GRANTS)
+    expire = next(i for i, s in enumerate(steps) if s.action == "expire")
+    sweep = n - 1
+    (lease,) = ax.plot([grant, expire], [LEASE_Y, LEASE_Y], color="black", linewidth=2,
+                       label="the lease, granted until its deadline")
+
+    stamps, stamp_labels = [], []
+    for i, step in enumerate(steps):
+        if step.action not in GRANTS:
+            continue
+        stamp = step.row.get(b"lease_epoch")
+        if stamp is None:
+            (marker,) = ax.plot([i], [LEASE_Y], marker="o", markersize=10, linestyle="none",
+                                markerfacecolor="white", markeredgecolor="black",
+                                label="granted without a stamp")
+            text = "no stamp"
+        else:
+            owner = processes.index(stamp.decode()) if stamp.decode() in processes else None
+            colour = process_colour(owner) if owner is not None else OKABE_ITO["black"]
+            (marker,) = ax.plot([i], [LEASE_Y], marker="o", markersize=10, linestyle="none",
+                                color=colour, markeredgecolor="black",
+                                label=f"stamp {short(stamp)}")
+            text = f"stamp {short(stamp)}"
+        stamps.append(marker)
+        stamp_labels.append(ax.annotate(text, (i, LEASE_Y - 0.3), ha="center", fontsize=8))
+
+    (deadline,) = ax.plot([expire], [LEASE_Y], marker="x", markersize=10, markeredgewidth=2,
+                          color="black", linestyle="none", label="deadline")
+    ax.annotate("deadline", (expire, LEASE_Y - 0.3), ha="center", fontsize=8)
+
+    colour = OKABE_ITO[EXEMPT_COLOUR if trace.exempt else COUNTED_COLOUR]
+    marker = "D" if trace.exempt else "s"
+    (sweep_marker,) = ax.plot([sweep], [LEASE_Y], marker=marker, markersize=10, color=colour,
+                              markeredgecolor="black", linestyle="none",
+                              label=f"sweep: {trace.verdict}")
+    sweep_label = ax.annotate(f"sweep: {trace.verdict} → {trace.outcome}",
+                              (sweep, LEASE_Y + 0.3), ha="right", fontsize=8)
+
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(-0.6, 1.6)
+    ax.set_xticks(range(n), [s.action.replace("_", " ") for s in steps], fontsize=8)
+    ax.set_yticks([LEASE_Y, SERVER_Y], ["lease", "server"])
+    ax.set_title(f"{trace.history.title} · max_stalled {trace.max_stalled} · {trace.executor}",
+                 fontsize=9)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return {
+        "figure": ax.figure,
+        "ax": ax,
+        "bands": bands,
+        "band_labels": band_labels,
+        "restarts": restarts,
+        "lease": lease,
+        "stamps": stamps,
+        "stamp_labels": stamp_labels,
+        "deadline": deadline,
+        "sweep": sweep_marker,
+        "sweep_label": sweep_label,
+    }

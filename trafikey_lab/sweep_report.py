@@ -1,0 +1,221 @@
+"""Notebook 03's library side: one expired member of each kind, and what the sweep did with it.
+
+`lay_out` builds the same small dataset on any executor, through `call` alone, so the model's
+plan and the live server's reply can be held side by side. `plan_table` turns the model's
+read pass (`ModelServer.plan_sweep`) into rows a reader can follow: the reads each verdict
+asked for, in order, where it stopped, and the writes it implies.
+"""
+
+import html
+from dataclasses import dataclass
+from importlib import resources
+
+from . import epoch
+from .errors import ReplyError
+from .executors import Executor, Queue
+
+MAX_STALLED = 3
+"""The budget the layout is built for: the dead member's stalled 2 becomes 3 and reaches it."""
+
+KINDS = ("ghost", "lane", "exempt", "recovered", "dead")
+"""The members of the layout, in deadline order (so in sweep order); each id names its verdict."""
+
+REFUSALS = {
+    "not_integer": "the counted member that would die stores stalled 'two'",
+    "wrongtype": "one more expired member whose row is a string, not a hash",
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows for a reader: plain text in a terminal or a test, an HTML table in a notebook."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def __repr__(self) -> str:
+        cells = [self.columns, *self.rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th style='text-align:left'>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(
+                f"<td style='text-align:left'>{html.escape(cell).replace('; ', '<br>')}</td>"
+                for cell in row
+            ) + "</tr>"
+            for row in self.rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One member of the layout: its id, the verdict it is built to get, its row (None: no
+    row at all) and its deadline in active."""
+
+    id: bytes
+    kind: str
+    row: dict[bytes, bytes] | None
+    deadline: int
+
+
+def _foreign(run_id: bytes) -> bytes:
+    """A stamp from another process: forty 0s, unless that happens to be the current run_id."""
+    return epoch.NOW if run_id == epoch.ZERO else epoch.ZERO
+
+
+def rows_for(run_id: bytes) -> dict[str, dict[bytes, bytes] | None]:
+    """The rows of the layout, for a server whose current run_id is `run_id`."""
+    mine = {b"state": b"active", b"attempts": b"1", b"lease_epoch": run_id}
+    return {
+        "ghost": None,
+        "lane": {**mine, b"group": b"lane-a"},
+        # stalled 2 would reach max_stalled 3 if it were counted; the stamp says it is not
+        "exempt": {**mine, b"lease_epoch": _foreign(run_id), b"stalled": b"2"},
+        "recovered": dict(mine),
+        "dead": {**mine, b"attempts": b"3", b"stalled": b"2"},
+    }
+
+
+def lay_out(executor: Executor, queue: Queue) -> list[Planted]:
+    """Empties the queue and plants one expired member of each kind in its active set.
+
+    Deadlines are one millisecond apart from the executor's now, in the order of KINDS, and
+    the call returns once the last has passed, so a sweep that follows sees all five expired
+    and takes them in that order.
+    """
+    executor.clear(queue)
+    base = executor.now_ms()
+    planted = []
+    for offset, (kind, row) in enumerate(rows_for(executor.run_id.encode()).items(), 1):
+        member = kind.encode()
+        if row is not None:
+            fields = [part for item in row.items() for part in item]
+            executor.call("HSET", queue.row(member), *fields)
+        executor.call("ZADD", queue.active, base + offset, member)
+        planted.append(Planted(member, kind, row, base + offset))
+    executor.wait_until(planted[-1].deadline)
+    return planted
+
+
+def spoil(executor: Executor, queue: Queue, how: str) -> None:
+    """Adds one thing to a laid-out queue that makes the whole sweep refuse (see REFUSALS)."""
+    if how == "not_integer":
+        executor.call("HSET", queue.row(b"dead"), b"stalled", b"two")
+    elif how == "wrongtype":
+        executor.call("SET", queue.row(b"wrong"), b"a string")
+        executor.call("ZADD", queue.active, executor.now_ms(), b"wrong")
+    else:
+        raise ValueError(f"no refusal named {how!r}; choose one of {', '.join(REFUSALS)}")
+
+
+def try_sweep(executor: Executor, queue: Queue, max_stalled: int = MAX_STALLED):
+    """The sweep's reply, or the refusal's text when it refused."""
+    try:
+        return executor.sweep(queue, max_stalled)
+    except ReplyError as refusal:
+        return refusal.text
+
+
+def _text(value) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def describe_write(write: tuple[bytes, ...]) -> str:
+    """One write as a command line: `ZADD {q}:pending 0 exempt`."""
+    return " ".join(_text(part) for part in write)
+
+
+def plan_rows(plan) -> list[tuple[str, str, str, str, str]]:
+    """The model's read pass, one row per member: (member, reads asked in order, where it
+    stopped, verdict, writes). A refusal's writes read "none: the whole sweep refuses"."""
+    rows = []
+    for member in plan:
+        verdict = member.verdict.kind
+        if member.verdict.stalled is not None:
+            verdict += f" (stalled {member.verdict.stalled})"
+        if member.verdict.refusal:
+            writes = "none: the whole sweep refuses"
+        else:
+            writes = "; ".join(describe_write(w) for w in member.writes) or "none"
+        rows.append((
+            _text(member.id),
+            " → ".join(need.value for need in member.reads),
+            member.reads[-1].value,
+            verdict,
+            writes,
+        ))
+    return rows
+
+
+def plan_table(plan) -> Table:
+    return Table(("member", "reads asked, in order", "stopped at", "verdict", "writes"),
+                 tuple(plan_rows(plan)))
+
+
+def model_plan(model, queue: Queue, max_stalled: int = MAX_STALLED):
+    """The model's read pass over the queue, without running the sweep (nothing is written)."""
+    return model.server.plan_sweep(queue.active, queue.pending, queue.dead, queue.prefix,
+                                   max_stalled)
+
+
+def queue_state(executor: Executor, queue: Queue) -> dict:
+    """The queue's keys as comparable values: the current run_id reads "<this process>",
+    another 40-character stamp its short form, and the clock readings in active and dead
+    "<deadline>" and "<time of death>",
+    so the model and a live server that swept the same layout compare equal."""
+    current = executor.run_id.encode()
+    state = {}
+    for key, (kind, value) in executor.dataset().items():
+        if key not in queue.keys and not key.startswith(queue.prefix):
+            continue
+        name = _text(key)
+        if kind == "zset":
+            hidden = {queue.active: "<deadline>", queue.dead: "<time of death>"}.get(key)
+            state[name] = [(_text(m), hidden or int(s)) for m, s in value]
+        elif kind == "hash":
+            state[name] = {
+                _text(f): ("<this process>" if v == current
+                           else short_stamp(v) if f == b"lease_epoch" else _text(v))
+                for f, v in sorted(value.items())
+            }
+        else:
+            state[name] = (kind, _text(value))
+    return state
+
+
+def short_stamp(value: bytes) -> str:
+    text = _text(value)
+    return f"{text[:4]}…{text[-4:]}" if len(text) == epoch.RUN_ID_LEN else repr(text)
+
+
+def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
+    """Where each member is now (active, pending, dead or nowhere) and its row, as
+    `queue_state` shows it (the active scores are left out: they are clock readings)."""
+    state = queue_state(executor, queue)
+    rows = []
+    for member in members:
+        where = [name.rsplit(":", 1)[1] for name in (_text(k) for k in queue.keys)
+                 if any(m == member for m, _ in state.get(name, []))]
+        row = state.get(_text(queue.row(member)))
+        if row is None:
+            fields = "(no row)"
+        elif isinstance(row, tuple):
+            fields = f"({row[0]})"
+        else:
+            fields = ", ".join(f"{f}={v}" for f, v in row.items())
+        rows.append((member, ", ".join(where) or "nowhere", fields))
+    return Table(("member", "in", "row"), tuple(rows))
+
+
+def sweep_source(first: str, through: str) -> str:
+    """Lines of the module's C source, from the first line containing `first` through the
+    next line containing `through`: the code the live server runs, read as it ships."""
+    lines = resources.files("trafikey_lab.module").joinpath("trafikey.c").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if first in line)
+    end = next(i for i in range(start, len(lines)) if through in lines[i])
+    return "\n".join(lines[start:end + 1])
