@@ -16,7 +16,6 @@ from trafikey_lab.sweep_report import (
     queue_state,
     rows_for,
     spoil,
-    sweep_source,
     try_sweep,
 )
 
@@ -146,9 +145,3 @@ def test_table_prints_aligned_columns_and_escapes_html():
     assert repr(table).splitlines() == ["a    long name", "---  ---------", "<x>  1; 2"]
     assert "<td style='text-align:left'>&lt;x&gt;</td>" in table._repr_html_()
     assert "1<br>2" in table._repr_html_()
-
-
-def test_sweep_source_reads_the_shipped_module_from_one_line_through_another():
-    text = sweep_source("void trafikey_decide_member", "NEED_EPOCH;")
-    assert text.splitlines()[0].startswith("void trafikey_decide_member(")
-    assert text.splitlines()[-1].strip() == "out->need = NEED_EPOCH;"

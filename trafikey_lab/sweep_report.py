@@ -8,7 +8,6 @@ asked for, in order, where it stopped, and the writes it implies.
 
 import html
 from dataclasses import dataclass
-from importlib import resources
 
 from . import epoch
 from .errors import ReplyError
@@ -210,12 +209,3 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
             fields = ", ".join(f"{f}={v}" for f, v in row.items())
         rows.append((member, ", ".join(where) or "nowhere", fields))
     return Table(("member", "in", "row"), tuple(rows))
-
-
-def sweep_source(first: str, through: str) -> str:
-    """Lines of the module's C source, from the first line containing `first` through the
-    next line containing `through`: the code the live server runs, read as it ships."""
-    lines = resources.files("trafikey_lab.module").joinpath("trafikey.c").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if first in line)
-    end = next(i for i in range(start, len(lines)) if through in lines[i])
-    return "\n".join(lines[start:end + 1])

@@ -1,0 +1,30 @@
+"""Where the module is, and the excerpts of its source the notebooks show."""
+
+import pytest
+
+from trafikey_lab.build import LIBRARY, c_excerpt, module_path
+
+
+def test_module_path_is_the_built_library():
+    assert module_path() == LIBRARY and LIBRARY.is_file()
+
+
+def test_c_excerpt_runs_from_one_line_through_another():
+    text = c_excerpt("void trafikey_decide_member", "NEED_EPOCH;")
+    assert text.splitlines()[0].startswith("void trafikey_decide_member(")
+    assert text.splitlines()[-1].strip() == "out->need = NEED_EPOCH;"
+
+
+def test_c_excerpt_defaults_to_the_function_s_closing_brace():
+    lines = c_excerpt("int trafikey_valid_run_id(").splitlines()
+    assert lines[0].startswith("int trafikey_valid_run_id(") and lines[-1] == "}"
+
+
+def test_c_excerpt_searches_below_after():
+    text = c_excerpt("/* Write pass. */", "if (!call_ok(hset))", after="static int extend_command(")
+    assert '"HSET", "!Escb", argv[2], "lease_epoch"' in text
+
+
+def test_c_excerpt_names_a_marker_it_cannot_find():
+    with pytest.raises(ValueError, match="no line with 'no such line'"):
+        c_excerpt("no such line")
