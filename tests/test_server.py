@@ -14,6 +14,7 @@ from trafikey_lab import (
     LabServer, LiveExecutor, Queue, ReplyError, RestartUnavailable, ServerNotFound,
     ServerStartError,
 )
+from trafikey_lab.errors import ServerStopped
 
 
 def alive(pid: int) -> bool:
@@ -173,3 +174,11 @@ def test_an_existing_server_without_the_module_is_refused(servers, monkeypatch):
     with pytest.raises(ServerStartError) as caught:
         LabServer().start()
     assert "--loadmodule" in str(caught.value)
+
+
+def test_a_call_on_a_stopped_server_says_how_to_start_it():
+    server = LabServer().start()
+    live = LiveExecutor(server)
+    server.stop()
+    with pytest.raises(ServerStopped, match="start it with server.start"):
+        live.claim(Queue(), 1000)

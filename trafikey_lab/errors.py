@@ -17,6 +17,10 @@ class ServerStartError(LabError):
     """A valkey-server was started but did not come up."""
 
 
+class ServerStopped(LabError):
+    """A call was made on a LabServer that is not running."""
+
+
 class RestartUnavailable(LabError):
     """The lab is using a server it did not start, so it cannot restart it."""
 

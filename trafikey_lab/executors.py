@@ -10,7 +10,7 @@ from importlib import resources
 
 import redis
 
-from .errors import ReplyError
+from .errors import ReplyError, ServerStopped
 from .model import ModelServer
 
 SCRIPTS = ("add", "claim2", "extend2")
@@ -208,6 +208,11 @@ class LiveExecutor(Executor):
 
     @property
     def client(self) -> redis.Redis:
+        if self.server.client is None:
+            raise ServerStopped(
+                "the lab's server is not running: start it with server.start(), or in a "
+                "notebook run its setup cell again"
+            )
         return self.server.client
 
     def call(self, *args):
