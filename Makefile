@@ -32,3 +32,32 @@ $(STAMP): $(VENV)/bin/python pyproject.toml setup.py trafikey_lab/module/trafike
 
 clean:
 	rm -rf $(VENV) build *.egg-info trafikey_lab/module/trafikey.so
+
+# make soak  the reliability suite with its long profiles (more sequences, steps, calls, kills)
+soak: $(STAMP)
+	TRAFIKEY_SOAK=1 $(BIN)/python -m pytest tests/reliability
+
+# make asan  the bad-input and differential suites against an AddressSanitizer build of the
+# module, loaded into the real server through the no-DEEPBIND shim; fails on any ASan report
+ASAN_DIR := build/asan
+ASAN_CFLAGS := -fsanitize=address -fno-omit-frame-pointer -g -O1 -std=c11 -Wall -Wextra
+asan: $(STAMP)
+	@libasan=$$(gcc -print-file-name=libasan.so 2>/dev/null); \
+	if [ "$${libasan#/}" = "$$libasan" ] || [ ! -e "$$libasan" ] || \
+	   ! echo 'int main(void) { return 0; }' | gcc -fsanitize=address -x c - -o /dev/null 2>/dev/null; then \
+		echo "make asan: this toolchain has no AddressSanitizer (gcc -fsanitize=address and its libasan.so)."; \
+		echo "Install gcc with libasan (Debian/Ubuntu: apt-get install gcc libasan8) and run make asan again."; \
+		exit 1; \
+	fi
+	rm -rf $(ASAN_DIR) && mkdir -p $(ASAN_DIR)/logs
+	gcc $(ASAN_CFLAGS) -shared -fPIC -o $(ASAN_DIR)/trafikey.so trafikey_lab/module/trafikey.c
+	gcc -O2 -Wall -Wextra -shared -fPIC -o $(ASAN_DIR)/nodeepbind.so tests/asan/nodeepbind.c -ldl
+	@TRAFIKEY_TEST_MODULE=$(CURDIR)/$(ASAN_DIR)/trafikey.so \
+	TRAFIKEY_TEST_SERVER_PRELOAD="$(CURDIR)/$(ASAN_DIR)/nodeepbind.so $$(gcc -print-file-name=libasan.so)" \
+	TRAFIKEY_TEST_ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:abort_on_error=1:log_path=$(CURDIR)/$(ASAN_DIR)/logs/asan \
+		$(BIN)/python -m pytest tests/reliability/test_bad_input.py tests/reliability/test_differential.py; \
+	status=$$?; \
+	if grep -l "AddressSanitizer" $(ASAN_DIR)/logs/* 2>/dev/null; then \
+		cat $(ASAN_DIR)/logs/*; echo "make asan: AddressSanitizer reported errors (logs in $(ASAN_DIR)/logs)"; exit 1; \
+	fi; \
+	[ $$status -eq 0 ] && echo "make asan: suites passed, no AddressSanitizer report"; exit $$status

@@ -284,6 +284,9 @@ class LabServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **self.env} if self.env else None,
+            # Its own session, so that a signal to the owner's whole process group (a kernel
+            # restart, Ctrl-C in a terminal) leaves the keeper alive to clean up after it.
+            start_new_session=True,
         )
         self._keeper = keeper
         self._finalizer = weakref.finalize(self, _release, keeper)

@@ -1,0 +1,177 @@
+"""The model and a live server in lockstep: the same call on both, then the same dataset.
+
+A live verb reads the server's clock when it runs; the model reads `server.now_ms`. The live
+call is bracketed by two readings of the server clock (TIME), so the clock the verb read lies
+between them. The model is then run once per millisecond of that bracket, from the same
+dataset, and the step agrees when one of those clocks gives the live reply and the live
+dataset exactly (deadlines, dead-letter scores, which leases had run out). Usually the bracket
+is a single millisecond, so deadlines compare exactly.
+
+run_ids are compared by the process they belong to: each executor's run_ids are numbered in
+order of appearance, and a stored lease_epoch that is one of them is compared by its number.
+"""
+
+import copy
+import time
+
+from trafikey_lab import LiveExecutor, ModelExecutor, ReplyError
+
+STAMP = b"lease_epoch"
+
+
+class Processes:
+    """Numbers one executor's run_ids in order of appearance: 0, 1, 2, ..."""
+
+    def __init__(self):
+        self.numbers: dict[bytes, int] = {}
+
+    def see(self, run_id) -> int:
+        run_id = run_id if isinstance(run_id, bytes) else run_id.encode()
+        return self.numbers.setdefault(run_id, len(self.numbers))
+
+    def label(self, stamp: bytes):
+        number = self.numbers.get(stamp)
+        return stamp if number is None else f"<process {number}>"
+
+
+def outcome(action, executor):
+    """A call's result in a form both executors share: the reply, or ("refused", text)."""
+    try:
+        return ("reply", plain(action(executor)))
+    except ReplyError as exc:
+        return ("refused", exc.text)
+
+
+def plain(reply):
+    if reply is True:
+        return b"OK"
+    if isinstance(reply, (list, tuple)):
+        return [plain(item) for item in reply]
+    return reply
+
+
+def view(dataset: dict, processes: Processes) -> dict:
+    """A dataset with every stored stamp that is a known run_id replaced by its process."""
+    out = {}
+    for key, (kind, value) in dataset.items():
+        if kind == "hash" and STAMP in value:
+            value = {**value, STAMP: processes.label(value[STAMP])}
+        out[key] = (kind, value)
+    return out
+
+
+class Disagreement(AssertionError):
+    pass
+
+
+class Pair:
+    """A ModelExecutor and a LiveExecutor over one server, from an empty dataset."""
+
+    def __init__(self, server):
+        self.server = server
+        server.client.flushall()
+        self.live = LiveExecutor(server)
+        self.model = ModelExecutor()
+        self.live_processes = Processes()
+        self.model_processes = Processes()
+        self._see_processes()
+        self.steps = 0
+        self.log: list[str] = []
+
+    def _see_processes(self):
+        live = self.live_processes.see(self.server.run_id)
+        model = self.model_processes.see(self.model.run_id)
+        if live != model:
+            raise Disagreement(f"the live server is process {live}, the model process {model}")
+
+    def live_view(self) -> dict:
+        return view(dump(self.server.client), self.live_processes)
+
+    def model_view(self) -> dict:
+        return view(self.model.dataset(), self.model_processes)
+
+    def step(self, what: str, action, *, server_clock=True):
+        """Runs action(executor) on both; returns the shared outcome or raises Disagreement.
+
+        The bracket is read from the server (TIME) or, with server_clock=False, from this
+        machine's wall clock, which is the server's clock too (the server is on loopback)
+        and costs no round trip.
+        """
+        self.steps += 1
+        self.log.append(what)
+        before = self.live.now_ms() if server_clock else wall_ms()
+        live_out = outcome(action, self.live)
+        after = self.live.now_ms() if server_clock else wall_ms() + 1
+        live_data = self.live_view()
+        return self._match(what, action, live_out, live_data, before, after)
+
+    def _match(self, what, action, live_out, live_data, first_ms, last_ms):
+        start = copy.deepcopy(self.model.server.data)
+        tried = None
+        for now in range(first_ms, last_ms + 1):
+            self.model.server.data = copy.deepcopy(start)
+            self.model.server.now_ms = now
+            model_out = outcome(action, self.model)
+            model_data = self.model_view()
+            if model_out == live_out and model_data == live_data:
+                return live_out
+            tried = tried or (now, model_out, model_data)
+        now, model_out, model_data = tried
+        raise Disagreement(
+            f"{what}: no model clock in [{first_ms}, {last_ms}] gives the live result.\n"
+            f"steps so far: {self.log}\n"
+            f"live reply:  {live_out!r}\nmodel reply: {model_out!r} (model clock {now})\n"
+            + dataset_diff(live_data, model_data)
+        )
+
+    def restart(self):
+        self.log.append("restart")
+        self.live.restart()
+        self.model.restart()
+        self._see_processes()
+        self.check_same_data("after the restart")
+
+    def crash(self):
+        """SIGKILL the live server and start a new process on its files; the model restarts."""
+        self.log.append("kill -9")
+        self.server.kill()
+        self.server.start()
+        self.model.restart()
+        self._see_processes()
+
+    def check_same_data(self, when: str):
+        live, model = self.live_view(), self.model_view()
+        if live != model:
+            raise Disagreement(f"{when}: datasets differ.\nsteps: {self.log}\n" + dataset_diff(live, model))
+
+
+def dump(client) -> dict:
+    """The whole dataset in LiveExecutor.dataset()'s form, in three round trips."""
+    keys = list(client.scan_iter(count=1000))
+    if not keys:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.type(key)
+    kinds = [kind.decode() for kind in pipe.execute()]
+    read = {"hash": pipe.hgetall, "string": pipe.get,
+            "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True)}
+    for key, kind in zip(keys, kinds):
+        read.get(kind, pipe.exists)(key)
+    values = pipe.execute()
+    return {
+        key: (kind, value if kind in read else None)
+        for key, kind, value in zip(keys, kinds, values)
+    }
+
+
+def dataset_diff(live: dict, model: dict) -> str:
+    lines = []
+    for key in sorted(set(live) | set(model)):
+        if live.get(key) != model.get(key):
+            lines.append(f"  {key!r}:\n    live:  {live.get(key)!r}\n    model: {model.get(key)!r}")
+    return "dataset differences:\n" + ("\n".join(lines) if lines else "  (none)")
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
