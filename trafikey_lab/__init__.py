@@ -8,6 +8,7 @@ from .errors import (
     RestartUnavailable,
     ServerNotFound,
     ServerStartError,
+    ServerStopped,
 )
 from .executors import Executor, LiveExecutor, ModelExecutor, Queue
 from .histories import HISTORIES, Trace, compare, play, verdict_line
@@ -26,6 +27,7 @@ __all__ = [
     "RestartUnavailable",
     "ServerNotFound",
     "ServerStartError",
+    "ServerStopped",
     "Trace",
     "compare",
     "module_path",

@@ -11,7 +11,6 @@ A replica holds the primary's stamps byte for byte, refuses the verbs (READONLY)
 promoted exempts the leases the old primary granted, since its own run_id differs.
 """
 
-import os
 import random
 import threading
 import time

@@ -23,7 +23,7 @@ import redis
 
 from trafikey_lab import LiveExecutor, Queue, ReplyError
 
-from .conftest import FIGURES, lab_server, module_under_test, server_env
+from .conftest import FIGURES, lab_server
 
 NOPERM = "NOPERM No permissions to access a key"
 MINE, THEIRS = Queue("{a}"), Queue("{b}")
