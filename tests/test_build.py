@@ -1,5 +1,9 @@
 """Where the module is, and the excerpts of its source the notebooks show."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from trafikey_lab.build import LIBRARY, c_excerpt, module_path
@@ -28,3 +32,16 @@ def test_c_excerpt_searches_below_after():
 def test_c_excerpt_names_a_marker_it_cannot_find():
     with pytest.raises(ValueError, match="no line with 'no such line'"):
         c_excerpt("no such line")
+
+
+def test_building_without_a_c_compiler_says_how_to_get_one(tmp_path):
+    root = LIBRARY.parents[2]
+    result = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(tmp_path),
+         "--build-temp", str(tmp_path)],
+        cwd=root, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "CC": "/nonexistent/cc"},
+    )
+    assert result.returncode != 0
+    assert "trafikey lab needs a C compiler to build its Valkey module" in result.stderr
+    assert "apt-get install gcc" in result.stderr and "xcode-select --install" in result.stderr
