@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
