@@ -156,7 +156,8 @@ class LeaseAcrossRestart:
         self.box = widgets.VBox([
             widgets.HBox([self.history, self.max_stalled]),
             self.figure, self.verdict, self.writes, self.why, self.counterfactual,
-            widgets.HBox([self.run_live, self.progress, self.status]),
+            widgets.HBox([self.run_live, self.progress]),
+            self.status,
             self.comparison,
         ])
         self.update()
