@@ -55,3 +55,12 @@ def test_server_command_serves_until_interrupted():
     finally:
         if server.poll() is None:
             server.kill()
+
+
+def test_module_path_without_a_build_says_how_to_build(monkeypatch, tmp_path, capsys):
+    from trafikey_lab import __main__, build
+
+    monkeypatch.setattr(build, "LIBRARY", tmp_path / "trafikey.so")
+    assert __main__.main(["module-path"]) == 1
+    error = capsys.readouterr().err
+    assert "the trafikey module is not built" in error and "pip install -e ." in error
