@@ -64,11 +64,13 @@ def test_a_server_that_cannot_start_quotes_its_log(tmp_path):
     assert "no-such-option" in message and "doctor" in message
 
 
-def test_a_missing_server_binary_says_how_to_fix_it(monkeypatch):
+def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeypatch):
     monkeypatch.setenv("TRAFIKEY_VALKEY_SERVER", "/nonexistent/valkey-server")
+    server = LabServer()
     with pytest.raises(ServerNotFound) as caught:
-        LabServer().start()
+        server.start()
     assert "unset it" in str(caught.value)
+    assert server.data_dir is None
 
 
 def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatch):

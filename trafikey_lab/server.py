@@ -161,6 +161,9 @@ class LabServer:
                 if "Address already in use" not in str(exc) or attempt == tries - 1:
                     self._forget_folder()
                     raise
+            except BaseException:
+                self._forget_folder()
+                raise
         return self
 
     def stop(self) -> None:
