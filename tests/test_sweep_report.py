@@ -8,10 +8,8 @@ from trafikey_lab.sweep_report import (
     KINDS,
     MAX_STALLED,
     REFUSALS,
-    Table,
     lay_out,
     member_table,
-    model_plan,
     plan_rows,
     queue_state,
     rows_for,
@@ -49,7 +47,7 @@ def test_layout_run_twice_starts_from_an_empty_queue(executor, queue):
 
 def test_plan_rows_name_the_reads_in_order_and_where_each_verdict_stopped(model, queue):
     lay_out(model, queue)
-    rows = {row[0]: row for row in plan_rows(model_plan(model, queue))}
+    rows = {row[0]: row for row in plan_rows(model.plan_sweep(queue, MAX_STALLED))}
     assert rows["ghost"][1:4] == ("type", "type", "ghost")
     assert rows["lane"][1:4] == ("type → group", "group", "lane")
     assert rows["exempt"][1:4] == ("type → group → lease_epoch", "lease_epoch", "exempt")
@@ -60,7 +58,7 @@ def test_plan_rows_name_the_reads_in_order_and_where_each_verdict_stopped(model,
 
 def test_plan_rows_give_each_verdicts_writes_and_none_for_a_lane(model, queue):
     lay_out(model, queue)
-    rows = {row[0]: row[4] for row in plan_rows(model_plan(model, queue))}
+    rows = {row[0]: row[4] for row in plan_rows(model.plan_sweep(queue, MAX_STALLED))}
     assert rows["ghost"] == "ZREM {jobs}:active ghost"
     assert rows["lane"] == "none"
     assert rows["exempt"] == ("ZREM {jobs}:active exempt; ZADD {jobs}:pending 0 exempt; "
@@ -73,7 +71,7 @@ def test_plan_rows_give_each_verdicts_writes_and_none_for_a_lane(model, queue):
 def test_planning_writes_nothing(model, queue):
     lay_out(model, queue)
     before = model.dataset()
-    model_plan(model, queue)
+    model.plan_sweep(queue, MAX_STALLED)
     assert model.dataset() == before
 
 
@@ -119,7 +117,7 @@ def test_each_refusal_refuses_the_whole_sweep_and_writes_nothing(executor, queue
 def test_plan_marks_the_refusing_member_and_that_it_writes_nothing(model, queue):
     lay_out(model, queue)
     spoil(model, queue, "wrongtype")
-    rows = {row[0]: row for row in plan_rows(model_plan(model, queue))}
+    rows = {row[0]: row for row in plan_rows(model.plan_sweep(queue, MAX_STALLED))}
     assert rows["wrong"][2:] == ("type", "wrongtype", "none: the whole sweep refuses")
 
 
@@ -138,10 +136,3 @@ def test_spoil_names_the_refusals_it_knows(model, queue):
 def test_foreign_stamp_is_not_the_current_run_id_even_when_that_is_forty_zeros():
     assert rows_for(epoch.ZERO)["exempt"][b"lease_epoch"] == epoch.NOW
     assert rows_for(epoch.NOW)["exempt"][b"lease_epoch"] == epoch.ZERO
-
-
-def test_table_prints_aligned_columns_and_escapes_html():
-    table = Table(("a", "long name"), (("<x>", "1; 2"),))
-    assert repr(table).splitlines() == ["a    long name", "---  ---------", "<x>  1; 2"]
-    assert "<td style='text-align:left'>&lt;x&gt;</td>" in table._repr_html_()
-    assert "1<br>2" in table._repr_html_()

@@ -167,6 +167,11 @@ class ModelExecutor(Executor):
     def now_ms(self) -> int:
         return self.server.now_ms
 
+    def plan_sweep(self, queue: Queue, max_stalled: int, limit: int = 1000):
+        """The sweep's read pass over the queue, without running it (nothing is written)."""
+        return self.server.plan_sweep(queue.active, queue.pending, queue.dead, queue.prefix,
+                                      max_stalled, limit)
+
     def advance(self, ms: int) -> None:
         self.server.now_ms += ms
 

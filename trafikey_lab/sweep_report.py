@@ -6,12 +6,13 @@ read pass (`ModelServer.plan_sweep`) into rows a reader can follow: the reads ea
 asked for, in order, where it stopped, and the writes it implies.
 """
 
-import html
 from dataclasses import dataclass
 
 from . import epoch
 from .errors import ReplyError
 from .executors import Executor, Queue
+from .histories import short
+from .table import Table
 
 MAX_STALLED = 3
 """The budget the layout is built for: the dead member's stalled 2 becomes 3 and reaches it."""
@@ -23,32 +24,6 @@ REFUSALS = {
     "not_integer": "the counted member that would die stores stalled 'two'",
     "wrongtype": "one more expired member whose row is a string, not a hash",
 }
-
-
-@dataclass(frozen=True)
-class Table:
-    """Rows for a reader: plain text in a terminal or a test, an HTML table in a notebook."""
-
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-    def __repr__(self) -> str:
-        cells = [self.columns, *self.rows]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th style='text-align:left'>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join(
-            "<tr>" + "".join(
-                f"<td style='text-align:left'>{html.escape(cell).replace('; ', '<br>')}</td>"
-                for cell in row
-            ) + "</tr>"
-            for row in self.rows
-        )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 @dataclass(frozen=True)
@@ -156,12 +131,6 @@ def plan_table(plan) -> Table:
                  tuple(plan_rows(plan)))
 
 
-def model_plan(model, queue: Queue, max_stalled: int = MAX_STALLED):
-    """The model's read pass over the queue, without running the sweep (nothing is written)."""
-    return model.server.plan_sweep(queue.active, queue.pending, queue.dead, queue.prefix,
-                                   max_stalled)
-
-
 def queue_state(executor: Executor, queue: Queue) -> dict:
     """The queue's keys as comparable values: the current run_id reads "<this process>",
     another 40-character stamp its short form, and the clock readings in active and dead
@@ -179,17 +148,12 @@ def queue_state(executor: Executor, queue: Queue) -> dict:
         elif kind == "hash":
             state[name] = {
                 _text(f): ("<this process>" if v == current
-                           else short_stamp(v) if f == b"lease_epoch" else _text(v))
+                           else short(v) if f == b"lease_epoch" else _text(v))
                 for f, v in sorted(value.items())
             }
         else:
             state[name] = (kind, _text(value))
     return state
-
-
-def short_stamp(value: bytes) -> str:
-    text = _text(value)
-    return f"{text[:4]}…{text[-4:]}" if len(text) == epoch.RUN_ID_LEN else repr(text)
 
 
 def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:

@@ -18,7 +18,8 @@ from ..errors import LabError, ReplyError
 from ..executors import ModelExecutor, Queue
 from ..histories import HISTORIES, LEASE_MS, Trace, compare, play, short, verdict_line
 from ..plots.timeline import draw_timeline
-from ..sweep_report import Table, describe_write
+from ..sweep_report import describe_write
+from ..table import Table
 
 QUEUE = Queue("{lease}")
 MAX_STALLED = (1, 2, 3, 4, 5)
@@ -34,8 +35,7 @@ def play_on_model(history, max_stalled: int, queue: Queue = QUEUE):
 
     def before(index, count, action):
         if action == "sweep":
-            plans.append(model.server.plan_sweep(queue.active, queue.pending, queue.dead,
-                                                 queue.prefix, max_stalled))
+            plans.append(model.plan_sweep(queue, max_stalled))
 
     trace = play(history, max_stalled, model, queue, progress=before)
     return trace, plans[0]
