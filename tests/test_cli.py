@@ -44,7 +44,9 @@ def test_server_command_serves_until_interrupted():
         first = server.stdout.readline()
         assert first.startswith("valkey-server with the trafikey module on redis://127.0.0.1:")
         port = int(first.rsplit(":", 1)[1])
-        client = redis.Redis(port=port)
+        server.stdout.readline()  # the run_id and the data folder
+        secret = server.stdout.readline().removeprefix("password: ").strip()
+        client = redis.Redis(port=port, password=secret)
         assert client.execute_command("EMQ.CLAIM", "{w}:pending", "{w}:active", "{w}:job:", 100) is None
         client.close()
         time.sleep(0.2)

@@ -74,7 +74,7 @@ def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeyp
 
 
 def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatch):
-    monkeypatch.setenv("TRAFIKEY_VALKEY_URL", lab.address)
+    monkeypatch.setenv("TRAFIKEY_VALKEY_URL", lab.connection_url)
     with LabServer() as borrowed:
         assert borrowed.external and borrowed.run_id == lab.run_id
         with pytest.raises(RestartUnavailable) as caught:
@@ -85,7 +85,7 @@ def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatc
 
 def test_an_existing_server_without_the_module_is_refused(servers, monkeypatch):
     plain = servers(module=False)
-    monkeypatch.setenv("TRAFIKEY_VALKEY_URL", plain.address)
+    monkeypatch.setenv("TRAFIKEY_VALKEY_URL", plain.connection_url)
     with pytest.raises(ServerStartError) as caught:
         LabServer().start()
     assert "--loadmodule" in str(caught.value)

@@ -154,7 +154,7 @@ def test_a_live_run_on_a_stopped_server_is_reported_in_the_widget(servers):
 
 def test_a_restart_on_a_server_the_lab_did_not_start_is_reported_in_the_widget(lab, servers):
     lab.client.flushall()
-    external = servers(url=lab.address)
+    external = servers(url=lab.connection_url)
     widget = LeaseAcrossRestart(live=LiveExecutor(external))
     widget.history.value = "restarted"
     widget.run_live.click()

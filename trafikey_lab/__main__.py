@@ -1,7 +1,10 @@
 """python -m trafikey_lab {doctor,module-path,server}"""
 
 import argparse
+import ipaddress
 import signal
+import socket
+import urllib.parse
 import sys
 
 from . import doctor
@@ -24,13 +27,46 @@ def cmd_doctor(_args) -> int:
     return 0 if passed else 1
 
 
+def ip_address(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an IP address: give one such as 127.0.0.1, or 0.0.0.0 for every "
+            f"interface") from None
+
+
+def connect_lines(lab: LabServer) -> list[str]:
+    """How to reach the workshop server, secret included: the one place the lab prints it."""
+    everywhere = ipaddress.ip_address(lab.bind).is_unspecified
+    host = socket.gethostname() if everywhere else lab.host
+    secret = f":{urllib.parse.quote(lab.password, safe='')}@" if lab.password else ""
+    url = f"redis://{secret}{f'[{host}]' if ':' in host else host}:{lab.port}"
+    lines = [f"listening on every interface ({lab.bind}), port {lab.port}"] if everywhere else []
+    if not lab.password:
+        return lines + [
+            "no password: every user of this machine can read and change its rows",
+            f"connect: redis-cli -h {host} -p {lab.port}, or "
+            f"redis.Redis(host={host!r}, port={lab.port}) in Python,",
+            f"  or TRAFIKEY_VALKEY_URL={url} for the notebooks",
+        ]
+    return lines + [
+        f"password: {lab.password}",
+        "  (whoever has it can read and change every row: share it only with your group)",
+        f"connect: REDISCLI_AUTH={lab.password} redis-cli -h {host} -p {lab.port}",
+        f"  or redis.Redis(host={host!r}, port={lab.port}, password=...) in Python,",
+        f"  or TRAFIKEY_VALKEY_URL={url} for the notebooks",
+    ]
+
+
 def cmd_server(args) -> int:
-    lab = LabServer(port=args.port, persistence=args.persistence)
+    lab = LabServer(port=args.port, persistence=args.persistence, bind=args.bind,
+                    password=not args.no_password)
     lab.start()
     print(f"valkey-server with the trafikey module on {lab.address}")
     print(f"run_id {lab.run_id}, data in {lab.data_dir}")
-    print(f"connect: redis-cli -p {lab.port}, or redis.Redis(port={lab.port}) in Python,")
-    print(f"or TRAFIKEY_VALKEY_URL={lab.address} for the notebooks")
+    for line in connect_lines(lab):
+        print(line)
     print("Ctrl-C stops it.", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
@@ -53,6 +89,11 @@ def main(argv=None) -> int:
     serve = commands.add_parser("server", help="run a module-loaded valkey-server for a workshop")
     serve.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     serve.add_argument("--persistence", choices=("rdb", "aof"), default="rdb")
+    serve.add_argument("--bind", default="127.0.0.1", metavar="ADDRESS", type=ip_address,
+                       help="the IP address to listen on (default 127.0.0.1: this machine only; "
+                            "0.0.0.0 for every interface)")
+    serve.add_argument("--no-password", action="store_true",
+                       help="accept clients without a password (only with a loopback --bind)")
     serve.set_defaults(run=cmd_server)
     args = parser.parse_args(argv)
     try:

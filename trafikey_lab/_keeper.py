@@ -9,6 +9,10 @@ folder) so that no server outlives the notebook or test that started it. The kee
 server's pid on its first line of output, and sends the server's own standard output and
 error (where it reports a bad option before its log is open) to the file OUTPUT. It imports
 nothing from the lab, so it starts fast.
+
+When the server ends by itself (a crash, or a `kill` from outside) the keeper exits with the
+server's status the way a shell reports it, 128 + the signal for a signal, so the LabServer
+can tell the learner what ended it; the folder is kept, so the data can be started again.
 """
 
 import os
@@ -36,7 +40,7 @@ def main(argv: list[str]) -> int:
             if cleanup:
                 shutil.rmtree(cleanup, ignore_errors=True)
             return 0
-    return server.returncode
+    return 128 - server.returncode if server.returncode < 0 else server.returncode
 
 
 if __name__ == "__main__":

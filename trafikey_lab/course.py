@@ -1,7 +1,10 @@
 """The notebooks' one setup call: checks the module and gives the kernel its live server.
 
 One LabServer per kernel, started on first use and reused when a notebook is run again; it is
-stopped when the kernel exits (and, if the kernel is killed, by its keeper).
+stopped when the kernel exits (and, if the kernel is killed, by its keeper). When the setup
+cell finds that server unusable (killed from outside, or its scratch folder removed), it says
+so and starts a new one in the same LabServer object, so the executors and widgets that
+earlier cells made keep working with it.
 """
 
 import atexit
@@ -35,11 +38,17 @@ class Course:
 
 def lab_server() -> LabServer:
     global _server
-    if _server is None or not _server.running:
-        module_path()
-        _server = LabServer().start()
+    if _server is None:
+        _server = LabServer()
         atexit.register(_server.stop)
-    return _server
+    fault = _server.fault()
+    if fault:
+        print(f"The lab's server {fault}. Starting a new one: run the cells after this one "
+              f"again, since the rows the old one held are gone.")
+        _server.stop()
+    if not _server.running:
+        module_path()  # a missing build is named with its fix before a start could fail on it
+    return _server.start()
 
 
 def setup(queue: str = "{course}") -> Course:

@@ -1,5 +1,7 @@
 """The lab's errors. Each message says what went wrong and how to put it right."""
 
+import redis
+
 
 class LabError(Exception):
     """Base of every error the lab raises about its own setup."""
@@ -19,6 +21,20 @@ class ServerStartError(LabError):
 
 class ServerStopped(LabError):
     """A call was made on a LabServer that is not running."""
+
+
+class ServerGone(ServerStopped, redis.exceptions.ConnectionError):
+    """The server's process ended while its owner still held it: killed from outside (a
+    `kill`, the out-of-memory killer) or crashed. It is also a redis ConnectionError, so code
+    that already expects a dropped connection (a worker loop, a shutdown) still sees one."""
+
+
+class RestartFailed(LabError):
+    """A restart could not stop the server with its data saved; the server runs on as before."""
+
+
+class InsecureServer(LabError):
+    """A server would be reachable from other machines without a password."""
 
 
 class RestartUnavailable(LabError):

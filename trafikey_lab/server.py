@@ -3,15 +3,35 @@
 The server runs under a small keeper process (`_keeper.py`) that kills it when this Python
 process goes away, however it goes away. `restart()` stops the server, keeping its dataset on
 disk, and starts a new process on the same port and folder: a new run_id over the same data.
+
+A server is its owner's alone, also on a host shared by many learners, each an OS user. It
+keeps TCP on loopback, because replicas and REPLICAOF need a host and port, and asks every
+client for a password: a random secret drawn once per owning process (`owner_secret`) and
+handed to the server in a config file written owner-only (0600, in the 0700 scratch folder)
+and removed once the server has read it, never on the command line, where `ps` shows it to
+every user. One secret per process rather than per server: the boundary it guards is between
+OS users, and all the servers one process starts belong to the same owner, so each is also
+given it as `masterauth` and can replicate from any of its siblings with no more set-up.
+DEBUG and MODULE LOAD are off unless a LabServer asks for them (`admin_commands=True`), so
+that even the owner's own notebook cannot crash the server or load code into it by accident.
+The secret never appears in what the lab prints: `address`, error messages and quoted logs
+leave it out; only `connection_url` carries it, for a client that needs to connect.
 """
 
+import contextlib
+import errno
+import ipaddress
 import os
+import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 import weakref
 from pathlib import Path
 
@@ -20,12 +40,18 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .build import module_path
-from .errors import LabError, RestartUnavailable, ServerNotFound, ServerStartError
+from .errors import (
+    InsecureServer, RestartFailed, RestartUnavailable, ServerGone, ServerNotFound, ServerStartError,
+)
 
 SERVER_ENV = "TRAFIKEY_VALKEY_SERVER"
 URL_ENV = "TRAFIKEY_VALKEY_URL"
 KEEPER = Path(__file__).resolve().parent / "_keeper.py"
 LOG_LINES_QUOTED = 15
+KEEPER_NOTICES_WITHIN = 1.0
+"""Seconds to wait for the keeper to see its server gone (it looks every 0.2 s)."""
+SAVE_PROBE_BYTES = 64 * 1024
+"""What a restart checks its folder can take before it stops the server: a learner's dataset."""
 
 
 def server_binary() -> Path:
@@ -57,15 +83,115 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def connect(port: int) -> redis.Redis:
-    """A client that does not retry: a lab that restarts servers wants a refusal at once."""
-    return redis.Redis(
-        host="127.0.0.1", port=port, socket_timeout=30, retry=Retry(NoBackoff(), 0)
+_secret: str | None = None
+
+
+def owner_secret() -> str:
+    """This process's password for the servers it starts, drawn on first use."""
+    global _secret
+    if _secret is None:
+        _secret = secrets.token_urlsafe(32)
+    return _secret
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced by ***, for messages: redis://:***@host:port."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}"
+    query = urllib.parse.urlencode(
+        [(k, "***" if k == "password" else v)
+         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
     )
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def is_loopback(address: str) -> bool:
+    return ipaddress.ip_address(address).is_loopback
+
+
+class LabClient(redis.Redis):
+    """A redis-py client of one LabServer that says what happened when its server is gone.
+
+    Every call the lab and the notebooks make goes through `execute_command`, so a server
+    killed from outside turns the next call's bare `Connection refused` into a ServerGone
+    that says how to get a working server back.
+    """
+
+    owner: "weakref.ref[LabServer] | None" = None
+
+    def execute_command(self, *args, **options):
+        try:
+            return super().execute_command(*args, **options)
+        except redis.ConnectionError as exc:
+            server = self.owner() if self.owner is not None else None
+            if server is None or isinstance(exc, ServerGone):
+                raise
+            server._explain_lost_connection(exc)
+            raise
+
+
+def connect(host: str, port: int, password: str | None, owner: "LabServer") -> LabClient:
+    """A client that does not retry: a lab that restarts servers wants a refusal at once."""
+    client = LabClient(host=host, port=port, password=password or None, socket_timeout=30,
+                       retry=Retry(NoBackoff(), 0))
+    client.owner = weakref.ref(owner)
+    return client
+
+
+@contextlib.contextmanager
+def interrupts_held(what: str):
+    """Holds back Ctrl-C (a notebook's interrupt button) until `what` is done, then raises it.
+
+    A restart cut half-way leaves no server, or one whose run_id and pid the lab has not read
+    yet; it takes well under a second, so the interrupt waits for it. A second Ctrl-C is
+    obeyed at once. Signal handlers belong to the main thread: elsewhere nothing is held.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    pressed = []
+
+    def hold(signum, frame):
+        if pressed:
+            raise KeyboardInterrupt
+        pressed.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt(f"interrupted during the {what}, which was let finish first")
 
 
 def info_server(client: redis.Redis) -> dict:
     return client.info("server")
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def describe_exit(status: int) -> str:
+    """A server's end from its keeper's exit status (128 + the signal for a signal)."""
+    if status <= 128:
+        return f"it exited with status {status}"
+    number = status - 128
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    if number == signal.SIGKILL:
+        return f"it was killed with {name}, as `kill -9` or the out-of-memory killer does"
+    return f"it was ended by {name}, a signal from outside the lab"
 
 
 def _release(keeper: subprocess.Popen | None) -> None:
@@ -86,6 +212,11 @@ class LabServer:
     persistence is "rdb" (a snapshot at each restart) or "aof" (append-only file, fsync always).
     module is True for the built module, False for none, or the path of another build of it
     (an AddressSanitizer build, say); env adds variables to the server's environment.
+    password is True for this process's secret (`owner_secret`), False for none (loopback
+    only), or a password of the caller's choosing. bind is the one address it listens on:
+    127.0.0.1 unless a workshop server is meant to be reached from other machines, which it
+    refuses without a password. admin_commands=True turns DEBUG and MODULE LOAD/UNLOAD on
+    (for local connections), for a test that needs them on its own server.
     Use it as a context manager, or call start() and stop().
     """
 
@@ -100,9 +231,28 @@ class LabServer:
         env: dict[str, str] | None = None,
         url: str | None = None,
         start_timeout: float = 10.0,
+        password: bool | str = True,
+        bind: str = "127.0.0.1",
+        admin_commands: bool = False,
     ):
         if persistence not in ("rdb", "aof"):
             raise ValueError(f"persistence must be 'rdb' or 'aof', not {persistence!r}")
+        try:
+            loopback = is_loopback(bind)
+        except ValueError:
+            raise ValueError(f"bind must be one IP address such as 127.0.0.1 or 0.0.0.0, "
+                             f"not {bind!r}") from None
+        if password is True:
+            password = owner_secret()
+        if not password and not loopback:
+            raise InsecureServer(
+                f"refusing to listen on {bind} without a password: anyone who can reach this "
+                f"machine could read and change every row and stop the server. Keep the "
+                f"password (the default: drop --no-password), or listen on 127.0.0.1 only."
+            )
+        self.password: str | None = password or None
+        self.bind = bind
+        self.admin_commands = admin_commands
         self.persistence = persistence
         self.module = module
         self.extra_args = tuple(extra_args)
@@ -118,6 +268,8 @@ class LabServer:
         self.pid: int | None = None
         self._keeper: subprocess.Popen | None = None
         self._finalizer = None
+        # True while the lab starts the process itself: a refused connection is expected then.
+        self._managing = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -151,19 +303,20 @@ class LabServer:
         # and tries again if another process takes it first.
         reuse = self.port is not None
         tries = 1 if reuse else 5
-        for attempt in range(tries):
-            if not reuse:
-                self.port = free_port()
-            try:
-                self._launch()
-                return self
-            except ServerStartError as exc:
-                if "Address already in use" not in str(exc) or attempt == tries - 1:
+        with interrupts_held("server's start"):
+            for attempt in range(tries):
+                if not reuse:
+                    self.port = free_port()
+                try:
+                    self._launch()
+                    return self
+                except ServerStartError as exc:
+                    if "Address already in use" not in str(exc) or attempt == tries - 1:
+                        self._forget_folder()
+                        raise
+                except BaseException:
                     self._forget_folder()
                     raise
-            except BaseException:
-                self._forget_folder()
-                raise
         return self
 
     def stop(self) -> None:
@@ -177,6 +330,7 @@ class LabServer:
             self._shutdown("NOSAVE" if self._own_dir else "SAVE")
         if self._finalizer is not None:
             self._finalizer()
+        self._keeper = None
         if self.client is not None:
             self.client.close()
             self.client = None
@@ -192,14 +346,33 @@ class LabServer:
         """Stops the process keeping its data, starts a new one on the same port; returns its run_id."""
         if self.external:
             raise RestartUnavailable(
-                f"the lab is using the server at {self.url} ({URL_ENV}), which it did not start, "
-                f"so it cannot restart it. Restart that server yourself, or unset {URL_ENV} to "
-                f"let the lab run its own."
+                f"the lab is using the server at {self.address} ({URL_ENV}), which it did not "
+                f"start, so it cannot restart it. Restart that server yourself, or unset "
+                f"{URL_ENV} to let the lab run its own."
             )
-        if self.running:
-            self._shutdown("NOSAVE" if self.persistence == "aof" else "SAVE")
-        self._launch()
+        with interrupts_held("restart"):
+            if self.running:
+                # Checked while the old process still holds the data: a restart that cannot
+                # save fails here, and the server runs on as before.
+                problem = self._save_problem()
+                if problem:
+                    raise RestartFailed(self._restart_failed(problem))
+                self._shutdown("NOSAVE" if self.persistence == "aof" else "SAVE")
+            self._launch()
         return self.run_id
+
+    def fault(self) -> str | None:
+        """Why this server can no longer serve a course as it is, or None: its process has
+        ended (killed from outside, crashed), or its scratch folder was removed under it."""
+        if self.external or self._keeper is None:
+            return None
+        status = self._keeper.poll()
+        if status is not None:
+            return f"has stopped: {describe_exit(status)}"
+        if self._own_dir and not (self.data_dir is not None and self.data_dir.is_dir()):
+            return (f"lost its scratch folder {self.data_dir} (removed while it ran), so it "
+                    f"could not be restarted")
+        return None
 
     def wait(self) -> None:
         """Blocks until the server process exits (a workshop server runs until Ctrl-C)."""
@@ -215,16 +388,20 @@ class LabServer:
     # -- what a caller reads -----------------------------------------------------------------
 
     def server_args(self) -> list[str]:
+        """The command line: no secret on it (the config file, read first, holds that)."""
+        admin = "local" if self.admin_commands else "no"
         args = [
             str(server_binary()),
+            str(self.config_path),
             "--port", str(self.port),
-            "--bind", "127.0.0.1",
+            "--bind", self.bind,
             "--dir", str(self.data_dir),
             "--logfile", str(self.log_path),
             "--daemonize", "no",
             "--save", "",
             "--dbfilename", "dump.rdb",
-            "--enable-debug-command", "local",
+            "--enable-debug-command", admin,
+            "--enable-module-command", admin,
         ]
         if self.persistence == "aof":
             args += ["--appendonly", "yes", "--appendfsync", "always"]
@@ -238,8 +415,33 @@ class LabServer:
         return None if self.data_dir is None else self.data_dir / "server.log"
 
     @property
+    def config_path(self) -> Path | None:
+        """The owner-only file that hands the server its password; removed once it is read."""
+        return None if self.data_dir is None else self.data_dir / "valkey.conf"
+
+    @property
+    def host(self) -> str:
+        """The address a client on this machine connects to."""
+        unspecified = ipaddress.ip_address(self.bind).is_unspecified
+        if unspecified:
+            return "::1" if ":" in self.bind else "127.0.0.1"
+        return self.bind
+
+    @property
     def address(self) -> str:
-        return self.url or f"redis://127.0.0.1:{self.port}"
+        """Where the server is, without its password: for messages and notebook outputs."""
+        if self.external:
+            return mask_url(self.url)
+        return f"redis://{_url_host(self.host)}:{self.port}"
+
+    @property
+    def connection_url(self) -> str:
+        """The URL a client connects with, password included (redis://:secret@host:port): for
+        TRAFIKEY_VALKEY_URL or redis.Redis.from_url, never for printing."""
+        if self.external:
+            return self.url
+        secret = f":{urllib.parse.quote(self.password, safe='')}@" if self.password else ""
+        return f"redis://{secret}{_url_host(self.host)}:{self.port}"
 
     @property
     def output_path(self) -> Path | None:
@@ -253,53 +455,161 @@ class LabServer:
                 text += path.read_text(errors="replace").splitlines()
             except (OSError, AttributeError):
                 pass
-        return "\n".join(text[-lines:]) or "(the server wrote nothing)"
+        return self._scrub("\n".join(text[-lines:])) or "(the server wrote nothing)"
+
+    def _scrub(self, text: str) -> str:
+        """The text with this server's password masked: a server that quotes a bad config
+        line quotes it whole, and a message is no place for a secret."""
+        secret = self.password
+        if self.external:
+            secret = urllib.parse.urlsplit(self.url).password or None
+        return text.replace(secret, "***") if secret else text
 
     # -- internals ---------------------------------------------------------------------------
 
     def _attach(self) -> "LabServer":
-        client = redis.Redis.from_url(self.url)
+        client = LabClient.from_url(self.url)
         try:
             modules = client.module_list()
+        except redis.AuthenticationError:
+            raise ServerStartError(
+                f"the server at {self.address} ({URL_ENV}) asks for a password that the URL does "
+                f"not give, or gives wrong. Put it in the URL: redis://:password@host:port (a "
+                f"workshop server prints this URL when it starts), or unset {URL_ENV}."
+            ) from None
         except redis.RedisError as exc:
             raise ServerStartError(
-                f"cannot use the server at {self.url} ({URL_ENV}): {exc}. Check that it is "
-                f"running and reachable, or unset {URL_ENV}."
-            ) from exc
+                f"cannot use the server at {self.address} ({URL_ENV}): {self._scrub(str(exc))}. "
+                f"Check that it is running and reachable and that the URL carries its password "
+                f"(redis://:password@host:port), or unset {URL_ENV}."
+            ) from None
         if b"trafikey" not in {module[b"name"] for module in modules}:
             raise ServerStartError(
-                f"the server at {self.url} ({URL_ENV}) has no trafikey module loaded. Start it "
-                f"with --loadmodule $(python -m trafikey_lab module-path), or unset {URL_ENV}."
+                f"the server at {self.address} ({URL_ENV}) has no trafikey module loaded. Start "
+                f"it with --loadmodule $(python -m trafikey_lab module-path), or unset {URL_ENV}."
             )
+        client.owner = weakref.ref(self)
         self.client = client
         self.run_id = info_server(client)["run_id"]
         self.pid = None
         return self
 
     def _launch(self) -> None:
-        args = self.server_args()
-        self.log_path.unlink(missing_ok=True)
-        self.output_path.unlink(missing_ok=True)
-        cleanup = ["--cleanup", str(self.data_dir)] if self._own_dir else []
-        keeper = subprocess.Popen(
-            [sys.executable, "-I", str(KEEPER), str(self.output_path), *cleanup, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, **self.env} if self.env else None,
-            # Its own session, so that a signal to the owner's whole process group (a kernel
-            # restart, Ctrl-C in a terminal) leaves the keeper alive to clean up after it.
-            start_new_session=True,
-        )
-        self._keeper = keeper
-        self._finalizer = weakref.finalize(self, _release, keeper)
-        self.pid = int(keeper.stdout.readline() or 0)
-        if self.client is None:
-            self.client = connect(self.port)
+        self._managing = True
+        try:
+            self._write_config()
+            args = self.server_args()
+            self.log_path.unlink(missing_ok=True)
+            self.output_path.unlink(missing_ok=True)
+            cleanup = ["--cleanup", str(self.data_dir)] if self._own_dir else []
+            keeper = subprocess.Popen(
+                [sys.executable, "-I", str(KEEPER), str(self.output_path), *cleanup, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, **self.env} if self.env else None,
+                # Its own session, so that a signal to the owner's whole process group (a
+                # kernel restart, Ctrl-C in a terminal) leaves the keeper alive to clean up.
+                start_new_session=True,
+            )
+            self._keeper = keeper
+            self._finalizer = weakref.finalize(self, _release, keeper)
+            self.pid = int(keeper.stdout.readline() or 0)
+            if self.client is None:
+                self.client = connect(self.host, self.port, self.password, self)
+            else:
+                self.client.connection_pool.disconnect()
+            try:
+                self._wait_ready()
+            finally:
+                self.config_path.unlink(missing_ok=True)
+            self.run_id = info_server(self.client)["run_id"]
+        finally:
+            self._managing = False
+
+    def _write_config(self) -> None:
+        """Writes the password into a file only the owner can read, created afresh (never
+        one that someone else could have left there), in a folder only the owner can enter."""
+        try:
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.config_path.unlink(missing_ok=True)
+            lines = [f"{name} {self.password}\n" for name in ("requirepass", "masterauth")
+                     if self.password]
+            fd = os.open(self.config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o600)
+            with os.fdopen(fd, "w") as config:
+                config.write("".join(lines))
+        except OSError as exc:
+            self.config_path.unlink(missing_ok=True)
+            raise ServerStartError(
+                f"cannot write the server's configuration into its scratch folder "
+                f"{self.data_dir}: {exc.strerror}. {self._folder_fix(exc)}"
+            ) from None
+
+    @staticmethod
+    def _folder_fix(exc: OSError) -> str:
+        if exc.errno == errno.ENOSPC:
+            return ("The disk that holds it is full: free some space there, or set TMPDIR to a "
+                    "folder on a disk with room and run the notebook's setup cell again.")
+        return ("Set TMPDIR to a folder you can write to and run the notebook's setup cell "
+                "again.")
+
+    def _save_problem(self) -> str | None:
+        """Why the server could not save its data into its folder now, or None if it can:
+        checked before a restart stops the process, and to explain a refused SHUTDOWN."""
+        folder = self.data_dir
+        if folder is None or not folder.is_dir():
+            return (f"its scratch folder {folder} was removed while it ran (by `rm`, or by a "
+                    f"cleaner of old temporary files), so it has nowhere to save its data")
+        probe = folder / "write-probe"
+        try:
+            with open(probe, "wb") as out:
+                out.write(bytes(SAVE_PROBE_BYTES))
+        except OSError as exc:
+            free = shutil.disk_usage(folder).free
+            return (f"its scratch folder {folder} cannot be written: {exc.strerror} "
+                    f"({free} bytes free on that disk)")
+        finally:
+            probe.unlink(missing_ok=True)
+        return None
+
+    def _restart_failed(self, problem: str) -> str:
+        if "was removed" in problem:
+            fix = ("Run the notebook's setup cell again: it starts a new server in a new folder. "
+                   "The rows this server holds are lost, so run the cells after the setup cell "
+                   "again too.")
+        elif "No space left" in problem:
+            fix = ("Free some space on that disk and restart again; or set TMPDIR to a folder on "
+                   "a disk with room and run the notebook's setup cell again.")
         else:
-            self.client.connection_pool.disconnect()
-        self._wait_ready()
-        self.run_id = info_server(self.client)["run_id"]
+            fix = "Run `python -m trafikey_lab doctor` to check the setup step by step."
+        return (f"the server could not be restarted, because {problem}. It is still running, "
+                f"with its data and its run_id {self.run_id}. {fix}")
+
+    def _explain_lost_connection(self, exc: redis.ConnectionError) -> None:
+        """Called by LabClient when a call found no server: raises ServerGone saying how to
+        get a working one back if the process has ended; returns if it still runs."""
+        if self._managing:
+            return
+        if self.external:
+            raise ServerGone(
+                f"the server at {self.address} ({URL_ENV}) does not answer "
+                f"({self._scrub(str(exc))}). Start it again, or unset {URL_ENV} and run the "
+                f"notebook's setup cell again so that the lab runs its own."
+            ) from None
+        if self._keeper is None:
+            return
+        try:
+            status = self._keeper.wait(timeout=KEEPER_NOTICES_WITHIN)
+        except subprocess.TimeoutExpired:
+            return
+        raise ServerGone(
+            f"the lab's valkey-server (pid {self.pid}, {self.address}) has stopped: "
+            f"{describe_exit(status)}. Run the notebook's setup cell again "
+            f"(course = trafikey_lab.course.setup()), or call start() on the LabServer: that "
+            f"starts a new server. The rows the old one held are lost, so run the cells after "
+            f"the setup cell again too."
+        ) from None
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
@@ -320,7 +630,8 @@ class LabServer:
     def _fail(self, what: str) -> None:
         self.client.connection_pool.disconnect()
         raise ServerStartError(
-            f"valkey-server on 127.0.0.1:{self.port} {what}. The last it printed or logged:\n"
+            f"valkey-server on {_url_host(self.host)}:{self.port} {what}. The last it printed "
+            f"or logged:\n"
             f"{self.log_tail()}\n"
             f"Run `python -m trafikey_lab doctor` to check the setup step by step."
         )
@@ -331,7 +642,10 @@ class LabServer:
         except redis.ConnectionError:
             pass
         except redis.ResponseError as exc:
-            raise LabError(f"the server refused to shut down: {exc}") from exc
+            # It refuses when it cannot save (a full disk, its folder gone) and runs on.
+            problem = self._save_problem() or (
+                f"it refused to shut down ({exc}); its log ends:\n{self.log_tail()}")
+            raise RestartFailed(self._restart_failed(problem)) from None
         try:
             self._keeper.wait(timeout=30)
         except subprocess.TimeoutExpired:
