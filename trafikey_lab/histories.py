@@ -90,6 +90,16 @@ class Trace:
         """The processes involved, in the order they served the history."""
         return tuple(dict.fromkeys(step.run_id for step in self.steps))
 
+    def process_name(self, run_id: bytes | str | None) -> str:
+        """A run_id named by the order its process served the history ("process 1"), so that
+        a live trace can be told without printing a live run_id."""
+        if run_id is None:
+            return "no process"
+        text = run_id.decode(errors="replace") if isinstance(run_id, bytes) else run_id
+        if text in self.run_ids:
+            return f"process {self.run_ids.index(text) + 1}"
+        return "a process outside the history"
+
 
 def short(run_id: bytes | str | None) -> str:
     """The dive's abbreviation of a run_id: first four and last four characters."""
@@ -151,6 +161,9 @@ def _perform(action, executor, queue, max_stalled, lease_ms):
     if action == "extend":
         return (f"EMQ.EXTEND attempt 1, lease {lease_ms} ms",
                 executor.extend(queue, JOB, 1, lease_ms))
+    if action == "scripted_extend":
+        return (f"extend2 script attempt 1, lease {lease_ms} ms",
+                executor.scripted_extend(queue, JOB, 1, lease_ms))
     if action == "restart":
         return "restart", executor.restart()
     if action == "expire":

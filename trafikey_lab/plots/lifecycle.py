@@ -3,8 +3,9 @@
 Three states (pending, active, dead) and the transitions between them that the dive is about:
 a claim grants a lease and stamps it, an extension pushes the deadline and re-stamps it, and
 when a lease runs out the sweep either counts a stall (back to pending, or dead once the stall
-budget max_stalled is spent) or, when the lease crossed a restart, sends the job back to
-pending uncounted.
+budget max_stalled is spent) or, when the stamp is not the sweeping process's (the lease
+crossed a restart, or a script granted it with no stamp), sends the job back to pending
+uncounted.
 """
 
 from dataclasses import dataclass, field
@@ -54,8 +55,8 @@ TRANSITIONS = (
                "lease ran out under this process:\na stall, counted (stalled + 1)",
                COUNTED, "-", -0.5, (3.5, 1.55)),
     Transition("restart", "active", "pending",
-               "lease ran out across a restart (stamp missing or from\nanother process): "
-               "exempt, back uncounted, stalled untouched",
+               "lease ran out with a stamp of another process (it crossed a restart)\n"
+               "or with no stamp (a script granted it): exempt, back uncounted, stalled untouched",
                UNCOUNTED, "--", -1.0, (3.5, -0.15)),
     Transition("dead", "active", "dead",
                "a counted stall that\nreaches max_stalled",

@@ -29,7 +29,9 @@ COUNTED_COLOUR = "vermillion"
 
 SERVER_Y = 1.0
 LEASE_Y = 0.0
-GRANTS = ("claim", "scripted_claim", "extend")
+GRANTS = ("claim", "scripted_claim", "extend", "scripted_extend")
+SCRIPTED = ("scripted_claim", "scripted_extend")
+"""Grants made by a script: they write no stamp, so their marker is hollow."""
 
 
 def process_colour(index: int) -> str:
@@ -77,11 +79,11 @@ def draw_timeline(trace: Trace, ax=None) -> dict:
         if step.action not in GRANTS:
             continue
         stamp = step.row.get(b"lease_epoch")
-        if stamp is None:
+        if step.action in SCRIPTED or stamp is None:
             (marker,) = ax.plot([i], [LEASE_Y], marker="o", markersize=10, linestyle="none",
                                 markerfacecolor="white", markeredgecolor="black",
-                                label="granted without a stamp")
-            text = "no stamp"
+                                label="granted by a script, which writes no stamp")
+            text = "no stamp" if stamp is None else f"no new stamp\n({short(stamp)} stays)"
         else:
             owner = processes.index(stamp.decode()) if stamp.decode() in processes else None
             colour = process_colour(owner) if owner is not None else OKABE_ITO["black"]
@@ -107,6 +109,7 @@ def draw_timeline(trace: Trace, ax=None) -> dict:
     ax.set_xlim(-0.5, n - 0.5)
     ax.set_ylim(-0.6, 1.6)
     ax.set_xticks(range(n), [s.action.replace("_", " ") for s in steps], fontsize=8)
+    ax.set_xlabel("the history's steps, in order (not to scale in time)", fontsize=8)
     ax.set_yticks([LEASE_Y, SERVER_Y], ["lease", "server"])
     ax.set_title(f"{trace.history.title} · max_stalled {trace.max_stalled} · {trace.executor}",
                  fontsize=9)

@@ -1,0 +1,104 @@
+"""The lease epoch's limits, each shown on a real server as notebook 04 shows it, and the extra
+histories they play (a scripted extension, scripts only) on both executors."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, compare, play  # noqa: E402
+from trafikey_lab import caveats  # noqa: E402
+from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
+
+QUEUE = Queue("{caveat}")
+
+
+@pytest.mark.parametrize("history", [caveats.SCRIPTS_ONLY, caveats.SCRIPTED_EXTENSION],
+                         ids=lambda h: h.key)
+def test_a_lease_no_native_verb_stamped_last_is_exempt_on_model_and_live(live, history):
+    on_model = play(history, 1, ModelExecutor())
+    on_live = play(history, 1, live)
+    assert [row for row in compare(on_model, on_live) if not row[1]] == []
+    assert on_live.exempt and on_live.outcome == "recovered"
+    assert b"stalled" not in on_live.steps[-1].row
+
+
+def test_a_scripted_extension_moves_the_deadline_and_keeps_the_first_processs_stamp(live):
+    trace = play(caveats.SCRIPTED_EXTENSION, 1, live)
+    before, after = (trace.steps[i] for i in (2, 3))
+    assert (before.action, after.action) == ("restart", "scripted_extend")
+    assert after.reply == 1
+    assert after.row[b"lease_epoch"] == trace.run_ids[0].encode() != after.run_id.encode()
+
+
+def test_the_timeline_draws_a_scripted_extension_hollow_and_names_the_stamp_it_kept():
+    drawn = draw_timeline(play(caveats.SCRIPTED_EXTENSION, 1, ModelExecutor()))
+    try:
+        assert [t.get_text() for t in drawn["stamp_labels"]] == [
+            "stamp 3f2c…0812", "no new stamp\n(3f2c…0812 stays)"]
+        assert drawn["stamps"][1].get_markerfacecolor() == "white"
+        assert drawn["ax"].get_xlabel().startswith("the history's steps, in order")
+    finally:
+        plt.close(drawn["figure"])
+
+
+def test_a_promoted_replica_exempts_the_old_primarys_lease_and_stops_its_replica(lab):
+    shown = caveats.promoted_replica(lab, QUEUE)
+    assert shown.lines[:3] == (
+        "the replica holds the lease stamped by the primary: True",
+        "the promoted replica's run_id is its own: True",
+        "its sweep, max_stalled 1: [[b'job-1'], []] · stalled (none) · state pending",
+    )
+    assert LiveExecutor(lab).dataset() == {} or QUEUE.active not in LiveExecutor(lab).dataset()
+    assert lab.client.info("replication")["connected_slaves"] == 0
+
+
+def test_a_primary_that_fails_back_without_a_restart_counts_its_old_lease(lab):
+    before = lab.run_id
+    shown = caveats.failback(lab, QUEUE)
+    assert shown.lines[:3] == (
+        "the failed-back primary is the same process (same run_id): True",
+        "the lease still carries its stamp: True",
+        "its sweep, max_stalled 1: [[], [b'job-1']] · stalled 1 · state dead",
+    )
+    assert lab.client.info("server")["run_id"] == before
+    assert lab.client.info("replication")["role"] == "master"
+
+
+@pytest.mark.parametrize("executor", ["model", "live"])
+def test_a_stored_stamp_of_any_shape_is_only_compared_so_both_are_exempt(request, executor):
+    shown = caveats.unchecked_stamp(request.getfixturevalue(executor), QUEUE)
+    assert shown.lines[1:4] == (
+        "sweep, max_stalled 1: [[b'banana', b'upper'], []]",
+        "upper: stalled (none) · state pending",
+        "banana: stalled (none) · state pending",
+    )
+
+
+def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_did_not_run(lab):
+    attached = LabServer(url=lab.connection_url).start()
+    try:
+        for show in (caveats.promoted_replica, caveats.failback):
+            (line,) = show(attached, QUEUE).lines
+            assert line.startswith("not run: the lab is using a server it did not start")
+            assert "Unset TRAFIKEY_VALKEY_URL" in line and lab.password not in line
+    finally:
+        attached.stop()
+
+
+def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(lab, monkeypatch):
+    monkeypatch.setattr(caveats, "SYNC_TIMEOUT_S", 0.0)
+    started = []
+    real_start = LabServer.start
+
+    def spy(self):
+        started.append(self)
+        return real_start(self)
+
+    monkeypatch.setattr(LabServer, "start", spy)
+    with pytest.raises(caveats.LabError, match="did not catch up"):
+        with caveats.replica_of(lab):
+            pass
+    assert started and not started[0].running and started[0].data_dir is None

@@ -1,0 +1,177 @@
+"""The lease epoch's limits, each one shown on a real server: what the stamp cannot tell apart.
+
+The stamp names a process, nothing more. So it counts nothing for a lease no native verb ever
+stamped, keeps an old stamp that a script extended, exempts every lease a promoted replica
+inherits, counts again the leases of a primary that failed back without a restart, and
+trusts whatever bytes a row holds. Each function here plays one of these on an executor and
+returns a Shown: lines a notebook prints, with no live run_id or clock reading in them.
+"""
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .errors import LabError
+from .executors import Executor, LiveExecutor, Queue
+from .histories import JOB, LEASE_MS, History, Trace
+from .server import LabServer
+
+SCRIPTS_ONLY = History(
+    "scripts_only",
+    "granted by a script, no restart",
+    ("add", "scripted_claim", "expire", "sweep"),
+    "a script wrote no stamp, and a missing stamp is exempt: the worker stalled under a live "
+    "server, yet nothing is counted",
+)
+
+SCRIPTED_EXTENSION = History(
+    "scripted_extension",
+    "extended by a script after the restart",
+    ("add", "claim", "restart", "scripted_extend", "expire", "sweep"),
+    "extend2 moved the deadline but left the old native stamp, so the lease still names the "
+    "process before the restart: exempt, though the worker lived past the restart",
+)
+
+SYNC_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What one caveat's run showed, as lines to print."""
+
+    lines: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _unavailable(server: LabServer, what: str) -> Shown | None:
+    if server.external:
+        return Shown((f"not run: the lab is using a server it did not start ({server.address}), "
+                      f"and {what} would need a second server beside it or would take that "
+                      "one's role away. Unset TRAFIKEY_VALKEY_URL to let the lab run its own.",))
+    return None
+
+
+def _wait_in_sync(primary: LabServer, replica: LabServer) -> None:
+    deadline = time.monotonic() + SYNC_TIMEOUT_S
+    while time.monotonic() < deadline:
+        link = replica.client.info("replication").get("master_link_status")
+        if link == "up" and primary.client.wait(1, 1000) >= 1:
+            return
+        time.sleep(0.02)
+    raise LabError(
+        f"the replica on port {replica.port} did not catch up with the server on port "
+        f"{primary.port} within {SYNC_TIMEOUT_S:g} s. Its log says:\n{replica.log_tail()}"
+    )
+
+
+@contextmanager
+def replica_of(primary: LabServer):
+    """A second module-loaded server, a replica of `primary`, in sync on entry; stopped (and its
+    folder removed) on exit, however the block ends."""
+    # A primary waits 5 s for more replicas before a diskless sync by default; one is enough.
+    primary.client.config_set("repl-diskless-sync-delay", 0)
+    replica = LabServer(extra_args=("--replicaof", "127.0.0.1", str(primary.port),
+                                    "--repl-diskless-sync-delay", "0"))
+    try:
+        replica.start()
+        _wait_in_sync(primary, replica)
+        yield replica
+    finally:
+        replica.stop()
+
+
+def _claim_one(live: Executor, queue: Queue) -> None:
+    live.clear(queue)
+    live.add(queue, JOB, b"hello")
+    live.claim(queue, LEASE_MS)
+
+
+def promoted_replica(server: LabServer, queue: Queue) -> Shown:
+    """A lease granted on `server`, then a replica promoted (REPLICAOF NO ONE) sweeps it: the
+    stamp names the old primary, so the lease is exempt whatever its worker did."""
+    if (refused := _unavailable(server, "a replica")) is not None:
+        return refused
+    primary = LiveExecutor(server)
+    _claim_one(primary, queue)
+    with replica_of(server) as replica:
+        promoted = LiveExecutor(replica)
+        stamp = promoted.row(queue, JOB).get(b"lease_epoch")
+        replica.client.execute_command("REPLICAOF", "NO", "ONE")
+        promoted.wait_until(promoted.deadline(queue, JOB))
+        reply = promoted.sweep(queue, 1)
+        row = promoted.row(queue, JOB)
+    primary.clear(queue)
+    return Shown((
+        f"the replica holds the lease stamped by the primary: {stamp == server.run_id.encode()}",
+        f"the promoted replica's run_id is its own: {replica.run_id != server.run_id}",
+        f"its sweep, max_stalled 1: {reply!r} · stalled {_field(row, b'stalled')} · state "
+        f"{_field(row, b'state')}",
+        "→ exempt: to the stamp, a failover looks like a restart",
+    ))
+
+
+def failback(server: LabServer, queue: Queue) -> Shown:
+    """A lease granted on `server`; a replica takes over (`server` becomes its replica), then
+    `server` is promoted back without restarting. Its run_id never changed, so the lease it
+    granted before the failover is counted."""
+    if (refused := _unavailable(server, "a failover")) is not None:
+        return refused
+    live = LiveExecutor(server)
+    _claim_one(live, queue)
+    stamp = live.row(queue, JOB).get(b"lease_epoch")
+    with replica_of(server) as other:
+        other.client.execute_command("REPLICAOF", "NO", "ONE")
+        server.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
+        _wait_in_sync(other, server)
+        server.client.execute_command("REPLICAOF", "NO", "ONE")
+    same_process = server.client.info("server")["run_id"] == server.run_id
+    live.wait_until(live.deadline(queue, JOB))
+    reply = live.sweep(queue, 1)
+    row = live.row(queue, JOB)
+    live.clear(queue)
+    return Shown((
+        f"the failed-back primary is the same process (same run_id): {same_process}",
+        f"the lease still carries its stamp: {row.get(b'lease_epoch') == stamp}",
+        f"its sweep, max_stalled 1: {reply!r} · stalled {_field(row, b'stalled')} · state "
+        f"{_field(row, b'state')}",
+        "→ counted: the worker may only have lost the server during the failover",
+    ))
+
+
+def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
+    """Two expired leases whose stamps no native verb could have written, one of them the
+    current run_id in upper case: the sweep compares bytes and exempts both."""
+    live.clear(queue)
+    current = live.run_id.encode()
+    stamps = {"upper": current.upper(), "banana": b"banana"}
+    now = live.now_ms()
+    for member, stamp in stamps.items():
+        live.call("HSET", queue.row(member), "state", "active", "attempts", "1",
+                  "lease_epoch", stamp)
+        live.call("ZADD", queue.active, now - 1, member)
+    reply = live.sweep(queue, 1)
+    rows = {member: live.row(queue, member) for member in stamps}
+    live.clear(queue)
+    return Shown((
+        "stamps: the current run_id in upper case, and the text 'banana'",
+        f"sweep, max_stalled 1: {reply!r}",
+        *(f"{member}: stalled {_field(row, b'stalled')} · state {_field(row, b'state')}"
+          for member, row in rows.items()),
+        "→ both exempt: the sweep never checks a stored stamp's shape, it only compares bytes",
+    ))
+
+
+def describe(trace: Trace) -> str:
+    """A played history in one line, its processes named by number, never by run_id."""
+    stamp = ("no stamp" if trace.lease_epoch is None
+             else f"a stamp of {trace.process_name(trace.lease_epoch)}")
+    return (f"{trace.history.title} ({trace.executor}): {stamp}, swept by "
+            f"{trace.process_name(trace.sweep_run_id)} → {trace.verdict}, {trace.outcome}, "
+            f"stalled {_field(trace.steps[-1].row, b'stalled')}")
+
+
+def _field(row: dict, name: bytes) -> str:
+    value = row.get(name)
+    return "(none)" if value is None else value.decode(errors="replace")

@@ -1,0 +1,449 @@
+"""The course's doing exercises: the learner writes a few lines, a checker says right or wrong and why.
+
+One checker per notebook, 01 to 04. Each takes the learner's attempt as it stands, finished or
+not, and never raises on it: whatever the attempt does (returns the wrong thing, raises, is left
+blank) becomes a finding that says what happened and what to change. A checker that can run the
+attempt on the live server as well as on the model does so when it is given the live executor.
+"""
+
+from dataclasses import dataclass, field
+
+from . import epoch, native
+from .errors import LabError, ReplyError
+from .executors import Executor, ModelExecutor, Queue
+from .histories import History, Trace, play
+from .model import decide_row
+from .sweep import Need, Seen
+
+RIGHT, WRONG, NOTE = "right", "wrong", "note"
+_MARKS = {RIGHT: "✓", WRONG: "✗", NOTE: "·"}
+
+EXERCISE_QUEUE = Queue("{exercise}")
+"""The exercises' own queue, so that checking an attempt never touches a notebook's queue."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    """RIGHT, WRONG or NOTE (a fact that is neither, such as a step that could not run live)."""
+    text: str
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a checker found. Prints as one verdict line, then one line per finding."""
+
+    exercise: str
+    findings: tuple[Finding, ...]
+    traces: tuple[Trace, ...] = field(default=(), repr=False)
+    """The histories a checker played, for a figure: notebook 04's checker fills it."""
+
+    @property
+    def right(self) -> bool:
+        kinds = [f.kind for f in self.findings]
+        return RIGHT in kinds and WRONG not in kinds
+
+    def __repr__(self) -> str:
+        head = f"{'RIGHT' if self.right else 'NOT YET'}: {self.exercise}"
+        return "\n".join([head, *(f"  {_MARKS[f.kind]} {f.text}" for f in self.findings)])
+
+
+def _feedback(exercise: str, findings, traces=()) -> Feedback:
+    return Feedback(exercise, tuple(findings), tuple(traces))
+
+
+def _on(executor_name: str) -> str:
+    return "on the live server" if executor_name == "live" else f"on the {executor_name}"
+
+
+def _error(exc: BaseException) -> str:
+    return exc.text if isinstance(exc, ReplyError) else f"{type(exc).__name__}: {exc}"
+
+
+# -- 01: write the shape check ---------------------------------------------------------------
+
+SHAPE_CASES: dict[str, bytes] = {
+    "NOW": epoch.NOW,
+    **epoch.SHAPE_REJECTS,
+    "forty 0s": epoch.ZERO,
+    "NOW starting 0x": b"0x" + epoch.NOW[2:],
+    "NOW with an underscore": epoch.NOW[:20] + b"_" + epoch.NOW[21:],
+    "NOW ending in a space": epoch.NOW[:39] + b" ",
+}
+"""The dive's test values, then three more that a check built on int(value, 16) lets through."""
+
+
+def check_shape_check(candidate) -> Feedback:
+    """Runs the learner's `candidate(value: bytes) -> bool` over SHAPE_CASES and compares each
+    answer with the module's own C shape check, trafikey_valid_run_id."""
+    exercise = "the shape check, on the dive's test values and three more"
+    if not callable(candidate):
+        return _feedback(exercise, [Finding(WRONG, f"{candidate!r} is not a function: define "
+                                            "one that takes bytes and returns True or False")])
+    findings, agreed = [], []
+    for name, value in SHAPE_CASES.items():
+        expected = native.valid_run_id(value)
+        why = epoch.shape_problem(value) or "40 characters, each one of 0-9 a-f"
+        try:
+            answer = candidate(value)
+        except Exception as exc:
+            findings.append(Finding(WRONG, f"{name}: your check raised {_error(exc)}; it must "
+                                           f"answer True or False for any bytes ({why})"))
+            continue
+        if not isinstance(answer, bool):
+            findings.append(Finding(WRONG, f"{name}: your check returned {answer!r}, not True "
+                                           "or False; wrap the test in bool(...)"))
+        elif answer != expected:
+            findings.append(Finding(WRONG, f"{name}: your check says {answer}, the module says "
+                                           f"{expected}: {why}"))
+        else:
+            agreed.append(name)
+    if agreed:
+        findings.insert(0, Finding(RIGHT, f"{len(agreed)} of {len(SHAPE_CASES)} values answered "
+                                          f"as the module answers: {', '.join(agreed)}"))
+    return _feedback(exercise, findings)
+
+
+# -- 02: move a lease to the process that runs now --------------------------------------------
+
+EXERCISE_JOB = "job-1"
+RESTART_MS = 2_000
+"""How long the model's restart takes, so that an extension after it moves the deadline."""
+
+
+@dataclass(frozen=True)
+class _Lease:
+    stamp: bytes | None
+    deadline: int | None
+    attempts: bytes | None
+    state: bytes | None
+
+
+def _lease(executor: Executor, queue: Queue) -> _Lease:
+    row = executor.row(queue, EXERCISE_JOB)
+    return _Lease(row.get(b"lease_epoch"), executor.deadline(queue, EXERCISE_JOB),
+                  row.get(b"attempts"), row.get(b"state"))
+
+
+def _move_findings(executor: Executor, reply, before: _Lease, after: _Lease) -> list[Finding]:
+    where = _on(executor.name)
+    current = executor.run_id.encode()
+    moved = after.deadline != before.deadline
+    if after.state != b"active" or after.attempts != before.attempts or after.deadline is None:
+        return [Finding(WRONG, f"{where}: job-1 is no longer the same lease (state "
+                               f"{_text(after.state)}, attempts {_text(after.attempts)}); "
+                               "extend the worker's lease, do not end it or claim again")]
+    if after.stamp == current and moved:
+        return [Finding(RIGHT, f"{where}: the reply was {reply!r}, the deadline moved and the "
+                               "stamp now names the process that runs the server: a sweep "
+                               "after this would count the lease")]
+    if after.stamp == current:
+        return [Finding(WRONG, f"{where}: the stamp names this process but the deadline did not "
+                               "move, so no lease was granted or extended: only a grant or an "
+                               "extension should write lease_epoch")]
+    if moved:
+        return [Finding(WRONG, f"{where}: the deadline moved but the stamp still names the "
+                               "process before the restart: a script (extend2) extends without "
+                               "writing lease_epoch; use a native verb")]
+    if reply == 0 or reply == []:
+        return [Finding(WRONG, f"{where}: the reply was {reply!r}: the lease is not live for the "
+                               f"attempt you named; the row says attempts "
+                               f"{_text(after.attempts)} (claims count from 1)")]
+    return [Finding(WRONG, f"{where}: nothing changed: the stamp still names the process before "
+                           "the restart; call one of the verbs that write it")]
+
+
+def _text(value) -> str:
+    if value is None:
+        return "(none)"
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def check_lease_move(move, executors: tuple[Executor, ...] | None = None,
+                     queue: Queue = EXERCISE_QUEUE) -> Feedback:
+    """On each executor (a fresh model when none is given): job-1 is claimed with a one-minute
+    lease and the server restarts; then `move(executor, queue)` runs. Right when afterwards
+    the same lease (state active, attempts 1) has a later deadline and a stamp naming the
+    process that runs now."""
+    exercise = "move job-1's lease to the process that runs after the restart"
+    if not callable(move):
+        return _feedback(exercise, [Finding(WRONG, f"{move!r} is not a function: define one "
+                                            "that takes (executor, queue)")])
+    findings = []
+    for executor in executors or (ModelExecutor(),):
+        try:
+            executor.clear(queue)
+            executor.add(queue, EXERCISE_JOB, b"resize photo 1")
+            executor.claim(queue, 60_000)
+            executor.restart()
+        except LabError as exc:
+            findings.append(Finding(NOTE, f"not checked {_on(executor.name)}: {exc}"))
+            continue
+        if isinstance(executor, ModelExecutor):
+            # A restart takes a moment; the model's clock moves only when told.
+            executor.advance(RESTART_MS)
+        before = _lease(executor, queue)
+        try:
+            reply = move(executor, queue)
+        except ReplyError as refusal:
+            findings.append(Finding(WRONG, f"{_on(executor.name)}: refused with "
+                                           f"{refusal.text}; a refusal writes nothing"))
+            executor.clear(queue)
+            continue
+        except Exception as exc:
+            findings.append(Finding(WRONG, f"{_on(executor.name)}: your function raised "
+                                           f"{_error(exc)}"))
+            executor.clear(queue)
+            continue
+        findings += _move_findings(executor, reply, before, _lease(executor, queue))
+        executor.clear(queue)
+    return _feedback(exercise, findings)
+
+
+# -- 03: a row that stops the sweep's decision at each read -----------------------------------
+
+
+class _ThisProcess:
+    def __repr__(self) -> str:
+        return "THIS_PROCESS"
+
+
+THIS_PROCESS = _ThisProcess()
+"""Stands for the run_id of the server that sweeps; the checker writes the real one."""
+
+READS = tuple(need.value for need in Need)
+"""type, group, lease_epoch, stalled: the reads in the order the decision asks for them."""
+
+STOP_MAX_STALLED = 3
+
+
+def _row_bytes(row, run_id: bytes):
+    """A learner's row as the executors store it: None (no key), bytes (a string key) or a
+    hash of bytes; THIS_PROCESS becomes run_id. Raises ValueError saying what is wrong."""
+    if row is None:
+        return None
+    if isinstance(row, (bytes, str)):
+        return row.encode() if isinstance(row, str) else row
+
+    def b(value):
+        if value is THIS_PROCESS:
+            return run_id
+        if isinstance(value, bytes):
+            return value
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return str(value).encode()
+        raise ValueError(f"{value!r} cannot be stored in a hash: use text, bytes or an integer")
+
+    if not isinstance(row, dict):
+        raise ValueError(f"{row!r} is not a row: give None (no row), a dict (a hash) or text "
+                         "(a string key)")
+    if not row:
+        raise ValueError("a hash with no fields cannot exist in Valkey: give it at least one "
+                         "field (state, say)")
+    return {b(k): b(v) for k, v in row.items()}
+
+
+_STOP_ADVICE = {
+    "type": "To stop at the type, give no row at all (None): a ghost",
+    "group": "To stop at group, give a hash with a group field (any value, even empty)",
+    "lease_epoch": ("To stop at lease_epoch, give a hash without group whose lease_epoch is "
+                    "missing or another process's (forty 0s, say)"),
+    "stalled": ("To stop at stalled, give a hash without group whose lease_epoch is "
+                "THIS_PROCESS, so that the lease is counted"),
+}
+
+
+def _stop_finding(read: str, stopped: str, verdict: str) -> Finding:
+    if verdict in ("wrongtype", "not_integer"):
+        refusal = "WRONGTYPE" if verdict == "wrongtype" else "ERR EMQ row field is not an integer"
+        if stopped == read:
+            return Finding(WRONG, f"{read}: it stops at {stopped}, but as a refusal ({refusal}): "
+                                  "the whole sweep refuses and no row is swept. "
+                                  + _STOP_ADVICE[read])
+        return Finding(WRONG, f"{read}: it refuses the whole sweep at {stopped} ({refusal}). "
+                              + _STOP_ADVICE[read])
+    if stopped == read:
+        return Finding(RIGHT, f"{read}: the decision stops at {stopped} with the verdict "
+                              f"{verdict}")
+    why = {
+        "type": "there is no row, so the decision ends at the first read",
+        "group": "the row has a group field: a lane row, left where it is",
+        "lease_epoch": "its lease_epoch is missing or another process's: exempt",
+        "stalled": "its lease_epoch is this process's, so the lease is counted and stalled "
+                   "is read",
+    }[stopped]
+    return Finding(WRONG, f"{read}: it stops at {stopped} instead ({verdict}): {why}. "
+                          + _STOP_ADVICE[read])
+
+
+def _plant(executor: Executor, queue: Queue, rows: dict) -> None:
+    """Each row as an expired member of active, in READS order, one millisecond apart."""
+    executor.clear(queue)
+    base = executor.now_ms()
+    for offset, (read, row) in enumerate(rows.items(), 1):
+        key = queue.row(read)
+        if isinstance(row, dict):
+            executor.call("HSET", key, *[part for item in row.items() for part in item])
+        elif row is not None:
+            executor.call("SET", key, row)
+        executor.call("ZADD", queue.active, base + offset, read)
+    executor.wait_until(base + len(rows))
+
+
+def _sweep_reply(executor: Executor, queue: Queue):
+    try:
+        return executor.sweep(queue, STOP_MAX_STALLED)
+    except ReplyError as refusal:
+        return refusal.text
+
+
+def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEUE) -> Feedback:
+    """rows maps each read (type, group, lease_epoch, stalled) to a row meant to stop the
+    sweep's decision there: None for no row, a dict for a hash (THIS_PROCESS for the sweeping
+    server's run_id), text for a string key. Each row is decided by the model's step machine
+    and by the module's C one under max_stalled 3; then, on a fresh model and on `live` when
+    given, the four rows are swept together and the two replies compared."""
+    exercise = "one row for each read the sweep can stop at"
+    if not isinstance(rows, dict):
+        return _feedback(exercise, [Finding(WRONG, f"rows is {type(rows).__name__}: make it a "
+                                            f"dict with the keys {', '.join(READS)}")])
+    findings = [Finding(WRONG, f"{read}: no row given; add rows[{read!r}]")
+                for read in READS if read not in rows]
+    findings += [Finding(NOTE, f"{key!r} is not one of the reads and is not checked")
+                 for key in rows if key not in READS]
+    model = ModelExecutor()
+    run_id = model.run_id.encode()
+    stored = {}
+    for read in READS:
+        if read not in rows:
+            continue
+        try:
+            stored[read] = _row_bytes(rows[read], run_id)
+        except ValueError as exc:
+            findings.append(Finding(WRONG, f"{read}: {exc}"))
+            continue
+        if isinstance(rows[read], dict) and any(
+                value in (epoch.NOW, epoch.NOW.decode()) for value in rows[read].values()):
+            findings.append(Finding(WRONG, f"{read}: NOW is the model's run_id, not every "
+                                           "server's: write THIS_PROCESS for the run_id of the "
+                                           "server that sweeps"))
+            del stored[read]
+            continue
+        verdict, asked = decide_row(run_id, STOP_MAX_STALLED, stored[read])
+        native_verdict = _native_decision(run_id, stored[read])
+        finding = _stop_finding(read, asked[-1].value, verdict.kind)
+        if native_verdict != verdict.kind:
+            finding = Finding(WRONG, f"{read}: the model says {verdict.kind}, the C module "
+                                     f"says {native_verdict}: report this as a bug")
+        findings.append(finding)
+    if len(stored) == len(READS):
+        findings += _swept_together(stored, rows, model, live, queue)
+    return _feedback(exercise, findings)
+
+
+def _native_decision(run_id: bytes, row) -> str:
+    """The C step machine's verdict on a stored row, fed the same reads the model makes."""
+    seen = Seen()
+    while isinstance(step := native.decide_member(run_id, STOP_MAX_STALLED, seen), Need):
+        if step is Need.TYPE:
+            value = "none" if row is None else "hash" if isinstance(row, dict) else "string"
+            seen = Seen(type=value)
+        else:
+            seen = Seen(**{**seen.__dict__, step.name.lower(): row.get(step.value.encode())})
+    return step.kind
+
+
+def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
+    _plant(model, queue, stored)
+    expected = _sweep_reply(model, queue)
+    findings = [Finding(NOTE, f"the four rows swept together on the model: {expected!r}")]
+    if live is None:
+        return findings
+    try:
+        live_rows = {read: _row_bytes(rows[read], live.run_id.encode()) for read in READS}
+        _plant(live, queue, live_rows)
+        reply = _sweep_reply(live, queue)
+        live.clear(queue)
+    except LabError as exc:
+        return findings + [Finding(NOTE, f"not swept live: {exc}")]
+    if reply == expected:
+        findings.append(Finding(NOTE, "the live server's sweep of the same rows gave the same "
+                                      "reply"))
+    else:
+        findings.append(Finding(WRONG, f"the live server answered {reply!r}, the model "
+                                       f"{expected!r}: report this as a bug"))
+    return findings
+
+
+# -- 04: a fifth history ----------------------------------------------------------------------
+
+ACTIONS = ("add", "claim", "scripted_claim", "extend", "scripted_extend", "restart", "expire",
+           "sweep")
+FIFTH_TITLE = "extended by a script after the restart"
+FIFTH_MAX_STALLED = 1
+
+
+def _fifth_problems(steps) -> list[str]:
+    """What keeps `steps` from being the fifth history: a native claim, a restart, a scripted
+    extension after it, then the lease runs out and the sweep runs."""
+    if not isinstance(steps, (tuple, list)) or not all(isinstance(s, str) for s in steps):
+        return [f"steps is {steps!r}: make it a tuple of step names, such as "
+                "(\"add\", \"claim\", ...)"]
+    problems = [f"{s!r} is not a step: use one of {', '.join(ACTIONS)}"
+                for s in steps if s not in ACTIONS]
+    if problems:
+        return problems
+    steps = list(steps)
+    if steps[:2] != ["add", "claim"]:
+        problems.append("start with \"add\" and then the native claim, \"claim\"")
+    if "restart" not in steps:
+        problems.append("the server must restart after the claim: add \"restart\"")
+    elif "scripted_extend" not in steps[steps.index("restart"):]:
+        if "extend" in steps[steps.index("restart"):]:
+            problems.append("\"extend\" is the native EMQ.EXTEND (that is the dive's *extended* "
+                            "history); the fifth extends with the script: \"scripted_extend\"")
+        else:
+            problems.append("after the restart the worker extends with the script: add "
+                            "\"scripted_extend\" after \"restart\"")
+    if steps[-2:] != ["expire", "sweep"]:
+        problems.append("end with \"expire\" (the lease runs out) and then \"sweep\"")
+    if steps.count("restart") > 1 or steps.count("sweep") != 1 or steps.count("expire") != 1:
+        problems.append("one restart, one expire and one sweep")
+    return problems
+
+
+def check_history(steps, prediction, executors: tuple[Executor, ...] | None = None,
+                  queue: Queue = Queue("{lease}")) -> Feedback:
+    """The learner's fifth history and their prediction ("counted" or "exempt"). Plays it
+    only once both are given, at max_stalled 1, on each executor (a fresh model when none is
+    given), and says whether the prediction held and why."""
+    exercise = f"a fifth history: {FIFTH_TITLE}"
+    findings = [Finding(WRONG, p) for p in _fifth_problems(steps)]
+    if prediction not in ("counted", "exempt"):
+        findings.append(Finding(WRONG, f"prediction is {prediction!r}: write \"counted\" or "
+                                       "\"exempt\" before anything is played"))
+    if findings:
+        return _feedback(exercise, findings)
+    history = History("fifth", FIFTH_TITLE, tuple(steps), "")
+    traces = []
+    for executor in executors or (ModelExecutor(),):
+        try:
+            trace = play(history, FIFTH_MAX_STALLED, executor, queue)
+        except LabError as exc:
+            findings.append(Finding(NOTE, f"not played {_on(executor.name)}: {exc}"))
+            continue
+        traces.append(trace)
+        findings.append(_history_finding(trace, prediction))
+    return _feedback(exercise, findings, traces)
+
+
+def _history_finding(trace: Trace, prediction: str) -> Finding:
+    seen = (f"{_on(trace.executor)}: the stamp names {trace.process_name(trace.lease_epoch)}, "
+            f"the sweep runs in {trace.process_name(trace.sweep_run_id)}: {trace.verdict}, so "
+            f"{trace.outcome}")
+    why = ("extend2 moved the deadline but wrote no stamp, so the stamp still names the process "
+           "that granted the claim, before the restart"
+           if trace.exempt else "the stamp names the process that sweeps")
+    if prediction == trace.verdict:
+        return Finding(RIGHT, f"{seen}, as you predicted: {why}")
+    return Finding(WRONG, f"{seen}, not {prediction}: {why}")
