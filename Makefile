@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test setup doctor soak asan clean
+.PHONY: lab test setup doctor soak asan clean wheelhouse offline-check binder-check
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
@@ -25,9 +25,12 @@ $(VENV)/bin/python:
 		{ echo "trafikey lab needs Python 3.11 or newer: set PYTHON=python3.11 (or newer)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
+# WHEELHOUSE=dir installs from a folder made by `make wheelhouse` alone: no index, no network.
+PIP_SOURCE = $(if $(WHEELHOUSE),--no-index --find-links $(abspath $(WHEELHOUSE)))
+
 # Reinstalled whenever the package's build inputs change, so the module is never stale.
 $(STAMP): $(VENV)/bin/python pyproject.toml setup.py trafikey_lab/module/trafikey.c trafikey_lab/module/valkey_api.h
-	$(BIN)/python -m pip install -e '.[lab,test]'
+	$(BIN)/python -m pip install $(PIP_SOURCE) -e '.[lab,test]'
 	touch $(STAMP)
 
 clean:
@@ -61,3 +64,21 @@ asan: $(STAMP)
 		cat $(ASAN_DIR)/logs/*; echo "make asan: AddressSanitizer reported errors (logs in $(ASAN_DIR)/logs)"; exit 1; \
 	fi; \
 	[ $$status -eq 0 ] && echo "make asan: suites passed, no AddressSanitizer report"; exit $$status
+
+# make wheelhouse     a wheel of everything the lab installs (and builds with) in wheelhouse/,
+#                     for this machine's platform and Python: prepared before a workshop
+#                     with no network, then `make lab WHEELHOUSE=wheelhouse` in the room
+# make offline-check  a fresh copy installed from wheelhouse/ alone (no index, no pip config,
+#                     no network), then the doctor
+wheelhouse: $(VENV)/bin/python
+	$(BIN)/python tools/wheelhouse.py build wheelhouse
+
+offline-check: $(VENV)/bin/python
+	$(BIN)/python tools/wheelhouse.py check wheelhouse
+
+# make binder-check   a rehearsal of a Binder session: binder/postBuild run as an unprivileged
+#                     user in a fresh copy and a fresh environment with Binder's Python, then
+#                     JupyterLab started as Binder starts it, the README's Binder links and
+#                     the browser tests of notebooks 00 and 04 against it
+binder-check: $(STAMP)
+	$(BIN)/python tools/binder_check.py
