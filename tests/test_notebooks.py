@@ -95,3 +95,72 @@ def test_each_notebook_runs_twice_in_a_row_in_one_kernel(name):
     NotebookClient(twice, timeout=60, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     assert not [o for cell in twice.cells for o in cell.outputs if o.output_type == "error"]
+
+# -- the workshop plan, the names table, the exercises and the references --------------------
+
+MODULE_SOURCE = NOTEBOOKS.parent / "trafikey_lab" / "module" / "trafikey.c"
+PLAN_MAX_MINUTES = 90
+
+
+def stated_minutes(name: str) -> int:
+    """The minutes a notebook's header states, in the one form they all use."""
+    match = re.search(r"\*\*Time:\*\* about (\d+) minutes\.", load(name).cells[0].source)
+    assert match, f"{name}: the first cell must state its time as '**Time:** about N minutes.'"
+    return int(match.group(1))
+
+
+def markdown_section(name: str, heading: str) -> str:
+    return next(cell.source for cell in load(name).cells
+                if cell.cell_type == "markdown" and heading in cell.source)
+
+
+def workshop_plan() -> tuple[list[tuple[int, int, str]], int]:
+    """00's plan as (start in minutes, minutes, what) rows, and the total it states."""
+    text = markdown_section("00_start_here", "## For instructors")
+    rows = [(int(h) * 60 + int(m), int(minutes), what.strip()) for h, m, minutes, what in
+            re.findall(r"^\| (\d+):(\d\d) \| (\d+) \| ([^|]+)\|", text, re.MULTILINE)]
+    total = re.search(r"\*\*Total: (\d+) minutes\.\*\*", text)
+    assert rows and total, "00's plan must be a | from | minutes | what | table and a total"
+    return rows, int(total.group(1))
+
+
+def test_each_notebook_states_the_minutes_the_workshop_plan_gives_it():
+    rows, _ = workshop_plan()
+    planned = {what.split()[1]: minutes for _, minutes, what in rows if what.startswith("notebook ")}
+    assert planned == {name[:2]: stated_minutes(name) for name in MINE}
+
+
+def test_the_workshop_plan_runs_without_gaps_and_adds_up_to_its_total_of_at_most_90_minutes():
+    rows, total = workshop_plan()
+    ends = [start + minutes for start, minutes, _ in rows]
+    assert [start for start, _, _ in rows] == [0, *ends[:-1]]
+    assert ends[-1] == sum(minutes for _, minutes, _ in rows) == total <= PLAN_MAX_MINUTES
+
+
+def test_the_names_table_in_00_names_only_what_the_modules_source_has():
+    table = markdown_section("00_start_here", "### The dive's names beside the course's")
+    c_cells = [line.split("|")[2] for line in table.splitlines() if line.startswith("| `")]
+    names = {name for cell in c_cells for span in re.findall(r"`([^`]+)`", cell)
+             for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", span)}
+    source = MODULE_SOURCE.read_text()
+    assert len(c_cells) >= 10 and {"cached_run_id", "NEED_EPOCH", "trafikey_exempt"} <= names
+    assert sorted(name for name in names if name not in source) == []
+
+
+@pytest.mark.parametrize("name", [n for n in MINE if n[:2] != "00"])
+def test_each_notebook_after_00_has_an_exercise_a_library_checker_judges(name):
+    cells = load(name).cells
+    checked = [cell for cell in cells if cell.cell_type == "code"
+               and "from trafikey_lab.exercises import" in cell.source]
+    assert checked, f"{name} has no exercise cell"
+    verdicts = [str(o.get("data", {}).get("text/plain", "")) for o in checked[0].outputs]
+    assert any(v.startswith(("RIGHT: ", "NOT YET: ")) for v in verdicts)
+    after = cells[cells.index(checked[0]) + 1:]
+    assert any(c.cell_type == "markdown" and "<details><summary>" in c.source for c in after)
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_each_notebook_ends_with_references_to_the_valkey_pages_it_stands_on(name):
+    references = markdown_section(name, "## References")
+    assert "https://valkey.io/" in references
+    assert not re.search(r"\]\((?!https://)", references), "link to public pages only"
