@@ -22,6 +22,7 @@ import contextlib
 import errno
 import ipaddress
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -51,6 +52,7 @@ LOG_LINES_QUOTED = 15
 KEEPER_NOTICES_WITHIN = 1.0
 """Seconds to wait for the keeper to see its server gone (it looks every 0.2 s)."""
 SAVE_PROBE_BYTES = 64 * 1024
+PASSWORD_SHAPE = re.compile(r"[!#-&(-~]+")
 """What a restart checks its folder can take before it stops the server: a learner's dataset."""
 
 
@@ -96,16 +98,10 @@ def owner_secret() -> str:
 
 def mask_url(url: str) -> str:
     """The URL with any password replaced by ***, for messages: redis://:***@host:port."""
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        user, _, host = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}:***@{host}"
-    query = urllib.parse.urlencode(
-        [(k, "***" if k == "password" else v)
-         for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
-    )
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+    password = urllib.parse.urlsplit(url).password
+    if password:
+        url = url.replace(f":{password}@", ":***@", 1)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 def is_loopback(address: str) -> bool:
@@ -195,15 +191,19 @@ def describe_exit(status: int) -> str:
 
 
 def _release(keeper: subprocess.Popen | None) -> None:
-    """Finalizer: closing the keeper's stdin makes it kill the server; then reap it."""
-    if keeper is None or keeper.poll() is not None:
+    """Finalizer: closing the keeper's stdin makes it kill the server if it still runs; then
+    reap it and close both pipes, so that restart after restart leaves no descriptor behind."""
+    if keeper is None:
         return
+    if keeper.poll() is None:
+        keeper.stdin.close()
+        try:
+            keeper.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            keeper.kill()
+            keeper.wait()
     keeper.stdin.close()
-    try:
-        keeper.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        keeper.kill()
-        keeper.wait()
+    keeper.stdout.close()
 
 
 class LabServer:
@@ -244,6 +244,9 @@ class LabServer:
                              f"not {bind!r}") from None
         if password is True:
             password = owner_secret()
+        if password and not PASSWORD_SHAPE.fullmatch(password):
+            # The config file splits a line at spaces and treats quotes as quoting.
+            raise ValueError("a password must be printable ASCII without spaces or quotes")
         if not password and not loopback:
             raise InsecureServer(
                 f"refusing to listen on {bind} without a password: anyone who can reach this "
@@ -497,6 +500,8 @@ class LabServer:
     def _launch(self) -> None:
         self._managing = True
         try:
+            if self._finalizer is not None:
+                self._finalizer()  # the last process's keeper has exited: close its pipes
             self._write_config()
             args = self.server_args()
             self.log_path.unlink(missing_ok=True)
