@@ -1,8 +1,16 @@
-"""Fixtures shared by the tests: one live server per session, and fresh executors per test."""
+"""Fixtures shared by the tests (one live server per session, fresh executors per test), and the
+fast suite's hypothesis profile."""
 
 import pytest
+from hypothesis import settings
 
 from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue
+
+# The property tests of the fast suite take no per-example deadline: on a busy two-core machine
+# one example can outlast hypothesis's default 200 ms, and a missed deadline there is a flaky
+# failure, not a finding. (The reliability suite selects its own profiles per test.)
+settings.register_profile("trafikey-fast", deadline=None)
+settings.load_profile("trafikey-fast")
 
 
 @pytest.fixture(scope="session")

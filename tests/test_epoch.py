@@ -1,7 +1,7 @@
 """The two rules of the epoch, on the dive's own test values."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from trafikey_lab.epoch import (
     FOREIGN_EPOCHS, NOW, SHAPE_REJECTS, ZERO, argument_integer, counter, exempt,
@@ -38,6 +38,28 @@ def test_same_process_counted_and_every_foreign_field_exempt():
 @given(st.binary(max_size=45))
 def test_exempt_is_any_stamp_but_the_current_one(stamp):
     assert exempt(stamp, NOW) == (stamp != NOW)
+
+
+def one_byte_changed(value: bytes, position: int, byte: int) -> bytes:
+    return value[:position] + bytes([byte]) + value[position + 1:]
+
+
+@pytest.mark.parametrize("position", range(len(NOW)))
+def test_a_stamp_differing_from_now_in_any_one_hex_digit_is_exempt(position):
+    other_digit = b"0" if NOW[position:position + 1] != b"0" else b"1"
+    assert exempt(one_byte_changed(NOW, position, other_digit[0]), NOW)
+
+
+@given(st.binary(min_size=1, max_size=48), st.data())
+def test_a_same_length_stamp_differing_in_any_one_byte_is_exempt(current, data):
+    position = data.draw(st.integers(0, len(current) - 1), label="position")
+    byte = data.draw(st.integers(0, 255).filter(lambda b: b != current[position]), label="byte")
+    assert exempt(one_byte_changed(current, position, byte), current)
+
+
+def test_property_tests_have_no_per_example_deadline():
+    """A busy machine must not turn a slow example into a failure (tests/conftest.py)."""
+    assert settings().deadline is None
 
 
 @pytest.mark.parametrize("value,number", [

@@ -60,6 +60,29 @@ def test_exemption_compares_bytes_not_shape():
     assert not native.exempt(b"not a run id", b"not a run id")
 
 
+def one_byte_changed(value: bytes, position: int, byte: int) -> bytes:
+    return value[:position] + bytes([byte]) + value[position + 1:]
+
+
+@pytest.mark.parametrize("position", range(len(NOW)))
+@pytest.mark.parametrize("byte", [ord("0"), ord("f"), 0, 0xFF], ids=["0", "f", "nul", "xff"])
+def test_a_stamp_differing_from_now_in_any_one_byte_is_exempt_in_c_and_python(position, byte):
+    if NOW[position] == byte:
+        byte = ord("1")
+    stamp = one_byte_changed(NOW, position, byte)
+    assert native.exempt(stamp, NOW)
+    assert epoch.exempt(stamp, NOW)
+
+
+@given(st.binary(min_size=1, max_size=48), st.data())
+def test_a_same_length_stamp_differing_in_any_one_byte_is_exempt_in_c_and_python(current, data):
+    position = data.draw(st.integers(0, len(current) - 1), label="position")
+    byte = data.draw(st.integers(0, 255).filter(lambda b: b != current[position]), label="byte")
+    stamp = one_byte_changed(current, position, byte)
+    assert native.exempt(stamp, current)
+    assert epoch.exempt(stamp, current)
+
+
 # -- counters -----------------------------------------------------------------------------------
 
 
