@@ -3,7 +3,7 @@
 import pytest
 
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.sweep import NOT_READ, Need, Seen, Verdict, decide, decide_member
+from trafikey_lab.sweep import Need, Seen, Verdict, decide, decide_member
 
 ROWS = {
     "ghost": (None, Verdict("ghost"), [Need.TYPE]),
@@ -38,10 +38,17 @@ def test_nothing_read_asks_for_the_type_first():
     assert decide_member(NOW, 1, Seen()) is Need.TYPE
 
 
-def test_an_exempt_member_never_asks_for_stalled():
-    seen = Seen(type="hash", group=None, epoch=ZERO)
-    assert decide_member(NOW, 1, seen) == Verdict("exempt")
-    assert seen.stalled is NOT_READ
+def test_an_exempt_members_stalled_field_is_never_read_whatever_it_holds():
+    asked = []
+
+    def read(need):
+        asked.append(need)
+        if need is Need.STALLED:
+            raise AssertionError("the sweep read an exempt member's stalled field")
+        return reader({b"lease_epoch": ZERO, b"stalled": b"not a number"})(need)
+
+    assert decide(NOW, 1, read) == (Verdict("exempt"), [Need.TYPE, Need.GROUP, Need.EPOCH])
+    assert asked == [Need.TYPE, Need.GROUP, Need.EPOCH]
 
 
 @pytest.mark.parametrize("max_stalled,kind", [(1, "dead"), (2, "recovered"), (5, "recovered")])

@@ -134,8 +134,17 @@ def test_the_native_label_reports_the_c_verdicts(checker):
     )
 
 
-def test_a_live_run_id_is_valid_and_counted_only_against_itself(lab):
-    run_id = lab.client.info("server")["run_id"].encode()
-    assert read_value(run_id, current=run_id).exempt is False
+def test_the_checkers_verdicts_on_a_live_run_id_are_what_the_live_server_does(live, queue):
+    """The server loaded the module with its run_id, so that id passed the module's shape check;
+    its sweep counts a lease stamped with that id and exempts one stamped with the dive's NOW.
+    The checker must say the same of those bytes."""
+    run_id = live.run_id.encode()
+    for job, stamp in ((b"own", run_id), (b"dive", epoch.NOW)):
+        live.call("HSET", queue.row(job), "state", "active", "lease_epoch", stamp)
+        live.call("ZADD", queue.active, 1, job)
+    recovered, dead = live.sweep(queue, 1)
+    assert (recovered, dead) == ([b"dive"], [b"own"])
+    assert b"stalled" not in live.row(queue, b"dive")
     assert read_value(run_id, current=run_id).valid is True
-    assert read_value(epoch.NOW, current=run_id).exempt is True
+    assert read_value(run_id, current=run_id).exempt is (b"own" in recovered)
+    assert read_value(epoch.NOW, current=run_id).exempt is (b"dive" in recovered)
