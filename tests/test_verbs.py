@@ -224,6 +224,7 @@ def test_extend_with_the_wrong_number_of_arguments_is_refused(executor, queue):
 def test_extends_extends_the_live_leases_in_argument_order_under_one_deadline(executor, queue):
     for job in ("a", "b", "c"):
         claimed(executor, queue, job, lease=10)
+        executor.call("HSET", queue.row(job), "lease_epoch", ZERO)
     assert executor.extends(queue, 9000, [("c", 1), ("a", 2), ("b", 1), ("a", 1)]) == [b"c", b"b", b"a"]
     deadlines = {score(executor, queue.active, job) for job in ("a", "b", "c")}
     assert len(deadlines) == 1
@@ -339,6 +340,43 @@ def test_sweep_lists_in_deadline_order_and_skips_leases_not_yet_expired(executor
     put_row(executor, queue, "later", state="active", lease_epoch=stamp)
     assert executor.sweep(queue, 5) == [[b"c", b"b", b"a"], []]
     assert members(executor, queue.active) == [b"later"]
+
+
+LADDER = 200
+"""Rungs of the boundary ladder, one per millisecond: the time a sweep may take to arrive."""
+
+
+def test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later(executor, queue):
+    """The sweep reads one now, selects deadline <= now and scores the dead with that now, so a
+    dead-lettered member's score says which now the sweep used. Every rung of a ladder of
+    leases of this process, one deadline per millisecond from the clock read just before the
+    sweep, dies when swept (max_stalled 1). Whatever millisecond the sweep lands on, the rung
+    on that millisecond must be taken and the one on the next left. No timing is assumed: a
+    sweep that lands beyond the ladder (a stalled machine) is told apart and tried again."""
+    rungs = [b"rung-%03d" % i for i in range(LADDER)]
+    for job in rungs:
+        put_row(executor, queue, job, state="active", lease_epoch=here(executor))
+    for _ in range(5):
+        start = executor.now_ms()
+        deadlines = {job: start + i for i, job in enumerate(rungs)}
+        executor.call("ZADD", queue.active, *[p for job in rungs for p in (deadlines[job], job)])
+        recovered, dead = executor.sweep(queue, 1)
+        assert recovered == [] and dead, "no rung was swept, not even the one at the clock read before"
+        dead_scores = {score(executor, queue.dead, job) for job in dead}
+        assert len(dead_scores) == 1, f"one sweep scored its dead with several nows: {dead_scores}"
+        now = int(dead_scores.pop())
+        if now - start < LADDER - 1:
+            break
+        for job in rungs:
+            put_row(executor, queue, job, state="active")
+        executor.call("DEL", queue.dead)
+    else:
+        pytest.fail(f"five sweeps in a row came over {LADDER} ms after the clock was read")
+    assert dead == [job for job in rungs if deadlines[job] <= now]
+    assert members(executor, queue.active) == [job for job in rungs if deadlines[job] > now]
+    on_now = rungs[now - start]
+    assert deadlines[on_now] == now and on_now in dead
+    assert deadlines[rungs[now - start + 1]] == now + 1 and rungs[now - start + 1] not in dead
 
 
 def test_sweep_limit_takes_the_earliest_deadlines_only(executor, queue):

@@ -7,6 +7,14 @@ dataset, and the step agrees when one of those clocks gives the live reply and t
 dataset exactly (deadlines, dead-letter scores, which leases had run out). Usually the bracket
 is a single millisecond, so deadlines compare exactly.
 
+A bracket of several milliseconds leaves the sweep's boundary unchecked: a member whose
+deadline equals the live sweep's now would also be swept by a model that selects
+`deadline < now`, run at the next millisecond, whenever nothing is dead-lettered to show the
+score. `Pair.sweep_across_the_clock` pins it: a witness lease that the sweep dead-letters
+shows the live now in its score, which only one model clock reproduces, and a ladder of
+ghosts, one per millisecond from the clock read before the sweep, puts a member on that
+millisecond and on the next.
+
 run_ids are compared by the process they belong to: each executor's run_ids are numbered in
 order of appearance, and a stored lease_epoch that is one of them is compared by its number.
 """
@@ -17,6 +25,11 @@ import time
 from trafikey_lab import LiveExecutor, ModelExecutor, ReplyError
 
 STAMP = b"lease_epoch"
+WITNESS = b"witness"
+"""The lease a boundary sweep dead-letters, whose dead score is the sweep's now."""
+RUNGS = 100
+"""Ghosts in a boundary ladder, one per millisecond: how late the sweep may land and still be
+checked to the millisecond."""
 
 
 class Processes:
@@ -123,6 +136,29 @@ class Pair:
             f"live reply:  {live_out!r}\nmodel reply: {model_out!r} (model clock {now})\n"
             + dataset_diff(live_data, model_data)
         )
+
+    def sweep_across_the_clock(self, queue, max_stalled: int, rungs: int = RUNGS):
+        """Lays a ladder of ghosts and a witness in active, then sweeps, in lockstep.
+
+        Returns (start, now): the first rung's deadline and the live sweep's now, read from
+        the witness's dead score; the boundary was checked when now - start < rungs - 1,
+        since then a rung sat on the sweep's millisecond and one on the next.
+        """
+        start = self.live.now_ms()
+        ladder = [part for i in range(rungs) for part in (start + i, b"rung-%d" % i)]
+
+        def lay(ex):
+            # stalled + 1 reaches max_stalled: a lease of this process that this sweep kills.
+            ex.call("HSET", queue.row(WITNESS), "state", "active", "lease_epoch", ex.run_id,
+                    "stalled", max_stalled - 1)
+            return ex.call("ZADD", queue.active, 1, WITNESS, *ladder)
+
+        self.step(f"ladder of {rungs} ghosts from {start}, and the witness", lay)
+        self.step(f"sweep max_stalled {max_stalled} across the ladder",
+                  lambda ex: ex.sweep(queue, max_stalled))
+        kind, dead = self.live_view().get(queue.dead, ("none", None))
+        now = dict(dead).get(WITNESS) if kind == "zset" else None
+        return start, None if now is None else int(now)
 
     def restart(self):
         self.log.append("restart")

@@ -26,7 +26,7 @@ from trafikey_lab import Queue, epoch
 from trafikey_lab.model import ZSet
 
 from .conftest import FIGURES, SOAK, profile
-from .lockstep import Pair
+from .lockstep import RUNGS, WITNESS, Pair
 
 QUEUE = Queue("{jobs}")
 JOBS = [b"a", b"b", b"c", b"\xff\x00j"]
@@ -99,6 +99,13 @@ class Differential(RuleBasedStateMachine):
             f"sweep max_stalled {max_stalled} limit {limit}",
             lambda ex: ex.sweep(QUEUE, max_stalled, limit),
         )
+
+    @rule(max_stalled=budgets)
+    def sweep_across_the_clock(self, max_stalled):
+        """A sweep whose now is known to the millisecond, with a member on its boundary."""
+        start, now = self.pair.sweep_across_the_clock(QUEUE, max_stalled)
+        if now is not None and 0 <= now - start < RUNGS - 1:
+            FIGURES["differential sweeps with a member on the boundary"] += 1
 
     # -- time and processes ------------------------------------------------------------------
 
@@ -187,3 +194,23 @@ def test_the_differential_harness_detects_a_disagreement(rdb_server):
     rdb_server.client.hset(QUEUE.row(b"a"), "attempts", "7")
     with pytest.raises(AssertionError, match="attempts"):
         pair.step("claim", lambda ex: ex.claim(QUEUE, 10))
+
+
+def test_the_harness_checks_the_sweep_boundary_to_the_millisecond(rdb_server):
+    """The live sweep's now, read from the witness's dead score, is the only model clock that
+    agrees; at that clock the ghost whose deadline equals now is swept on both sides and the
+    one a millisecond later is kept. A sweep that lands past the ladder is tried again."""
+    pair = Pair(rdb_server)
+    for _ in range(5):
+        start, now = pair.sweep_across_the_clock(QUEUE, 2)
+        assert now is not None, "the witness was not dead-lettered"
+        if now - start < RUNGS - 1:
+            break
+    else:
+        pytest.fail(f"five sweeps in a row came over {RUNGS} ms after the ladder was laid")
+    assert now >= start
+    kept = [member for member, _ in pair.live_view()[QUEUE.active][1]]
+    assert b"rung-%d" % (now - start) not in kept, "the ghost on the sweep's now was kept"
+    assert kept[0] == b"rung-%d" % (now - start + 1), "the ghost a millisecond later was swept"
+    assert [m for m, _ in pair.model_view()[QUEUE.active][1]] == kept
+    assert dict(pair.live_view()[QUEUE.dead][1])[WITNESS] == now
