@@ -71,15 +71,24 @@ def test_kill_between_commands_loses_no_acknowledged_write_and_keeps_every_stamp
 class Worker(threading.Thread):
     """Streams add, claim, extend (and for every fourth job a 1 ms claim that a sweep
     dead-letters) on one queue until the server goes away. Records every acknowledged reply
-    with the wall-clock window it was sent in, and the one command left without a reply."""
+    with the wall-clock window it was sent in, and the one command left without a reply.
 
-    def __init__(self, server, queue: Queue):
+    A failed assert in this thread would only be printed as a warning, so it is kept in
+    `failure` for the test's own thread to raise; `ready` is set once `jobs_before_kill` jobs
+    are done (every stage then acknowledged at least once), or at the failure."""
+
+    STAGES = ("add", "claim", "extend", "sweep")
+
+    def __init__(self, server, queue: Queue, jobs_before_kill: int):
         super().__init__(daemon=True)
         self.executor = LiveExecutor(server)
         self.queue = queue
         self.jobs: dict[bytes, list] = {}
         self.in_flight = None
-        self.started_streaming = threading.Event()
+        self.jobs_before_kill = jobs_before_kill
+        self.jobs_done = 0
+        self.ready = threading.Event()
+        self.failure: BaseException | None = None
 
     def send(self, job, stage, action):
         before = wall_ms()
@@ -91,26 +100,43 @@ class Worker(threading.Thread):
         return reply
 
     def run(self):
-        ex, q = self.executor, self.queue
         try:
-            for i in range(100_000):
-                job = b"job-%d" % i
-                self.send(job, "add", lambda: ex.add(q, job, b"payload"))
-                self.started_streaming.set()
-                lease = 1 if i % 4 == 3 else LONG
-                claimed = self.send(job, "claim", lambda: ex.claim(q, lease))
-                assert claimed[:2] == [job, 1], claimed
-                if lease == LONG:
-                    assert self.send(job, "extend", lambda: ex.extend(q, job, 1, LONG)) == 1
-                    continue
+            self.stream()
+        except redis.ConnectionError:
+            pass
+        except BaseException as exc:
+            self.failure = exc
+        finally:
+            self.ready.set()
+
+    def stream(self):
+        ex, q = self.executor, self.queue
+        for i in range(100_000):
+            job = b"job-%d" % i
+            self.send(job, "add", lambda: ex.add(q, job, b"payload"))
+            lease = 1 if i % 4 == 3 else LONG
+            claimed = self.send(job, "claim", lambda: ex.claim(q, lease))
+            assert claimed[:2] == [job, 1], f"claim of {job!r} replied {claimed}"
+            if lease == LONG:
+                extended = self.send(job, "extend", lambda: ex.extend(q, job, 1, LONG))
+                assert extended == 1, f"extend of {job!r}'s live lease replied {extended}, not 1"
+            else:
                 while True:
                     swept = self.send(job, "sweep", lambda: ex.sweep(q, 1))
                     if swept[1]:
-                        assert swept == [[], [job]], swept
+                        assert swept == [[], [job]], f"the sweep for {job!r} replied {swept}"
                         break
                     self.jobs[job].pop()
-        except redis.ConnectionError:
-            return
+            self.jobs_done += 1
+            if self.jobs_done == self.jobs_before_kill:
+                self.ready.set()
+
+    def raise_failure(self, when: str):
+        if self.failure is not None:
+            raise AssertionError(f"the worker thread failed {when}: {self.failure!r}") from self.failure
+
+    def stages_acknowledged(self) -> set[str]:
+        return {stage for acks in self.jobs.values() for stage, *_ in acks}
 
 
 def expected_row(stage, epoch_):
@@ -152,7 +178,8 @@ def observe(client, queue: Queue, job):
     )
 
 
-def check_worker(client, worker: Worker, epoch_: bytes, killed_at: int) -> list[str]:
+def check_worker(client, worker: Worker, epoch_: bytes, killed_at: int) -> tuple[list[str], int]:
+    """Problems with the worker's jobs as the server now holds them, and how many jobs were checked."""
     problems = []
     jobs = dict(worker.jobs)
     if worker.in_flight:
@@ -171,34 +198,43 @@ def check_worker(client, worker: Worker, epoch_: bytes, killed_at: int) -> list[
         if all(options):
             problems.append(f"{job!r} (acknowledged {[s for s, *_ in acked]}, in flight "
                             f"{worker.in_flight}): {options}")
-    return problems
+    return problems, len(jobs)
 
 
 def test_kill_during_a_command_stream_keeps_every_acknowledged_write_and_every_row_whole(make_server):
+    """Each worker streams a few whole jobs (so it has acknowledged every stage) and is then
+    killed at a random moment of its stream; a failed assert in a worker fails this test, and
+    every worker's jobs are checked after every kill."""
     server = make_server(persistence="aof")
     rng = random.Random(11)
     workers = []
     acknowledged = 0
     for round_ in range(KILL_ROUNDS):
-        worker = Worker(server, Queue("{round-%d}" % round_))
+        worker = Worker(server, Queue("{round-%d}" % round_), jobs_before_kill=rng.randint(4, 12))
         epoch_ = server.run_id.encode()
         worker.start()
-        assert worker.started_streaming.wait(10)
-        time.sleep(rng.uniform(0.002, 0.05))
+        assert worker.ready.wait(30), f"worker {round_} did not finish {worker.jobs_before_kill} jobs in 30 s"
+        worker.raise_failure("before the kill")
+        time.sleep(rng.uniform(0, 0.02))
         server.kill()
         killed_at = wall_ms() + 1
         worker.join(10)
         assert not worker.is_alive()
+        worker.raise_failure("while streaming")
         server.start()
         FIGURES["faults injected (kill -9 during a command stream)"] += 1
         workers.append((worker, epoch_, killed_at))
-        for earlier, stamp, at in workers:
-            problems = check_worker(server.client, earlier, stamp, at)
+        for number, (earlier, stamp, at) in enumerate(workers):
+            problems, checked = check_worker(server.client, earlier, stamp, at)
             assert not problems, f"after kill -9 number {round_ + 1}:\n" + "\n".join(problems)
+            assert checked >= earlier.jobs_before_kill, (
+                f"worker {number} had {checked} jobs to check, fewer than the "
+                f"{earlier.jobs_before_kill} it finished: it tests too little")
+        assert worker.stages_acknowledged() == set(Worker.STAGES), (
+            f"worker {round_} acknowledged only {worker.stages_acknowledged()}: a stage went unchecked")
         acknowledged += sum(len(acks) for acks in worker.jobs.values())
         assert server.run_id.encode() != epoch_
     FIGURES["acknowledged writes checked after kill -9"] += acknowledged
-    assert acknowledged > KILL_ROUNDS, "the stream hardly ran before the kills: it tests too little"
 
 
 def test_a_leaseholders_stamp_and_deadline_survive_kill_and_replay_so_the_sweep_exempts_it(make_server):
@@ -257,18 +293,30 @@ def test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte(make_serv
     primary = make_server(persistence="aof", extra_args=FAST_SYNC)
     replica = replica_of(make_server, primary)
     live, queue = LiveExecutor(primary), Queue("{jobs}")
-    for job in (b"a", b"b", b"c", b"d"):
-        live.add(queue, job)
-    live.claim(queue, LONG)
-    live.claim(queue, 1)
-    live.scripted_claim(queue, LONG)
-    live.extends(queue, LONG, [(b"a", 1)])
-    live.wait_until(live.deadline(queue, b"b"))
-    live.sweep(queue, 2)
-    assert primary.client.wait(1, 5000) == 1
-    primary_data, replica_data = raw(primary), raw(replica)
-    assert replica_data == primary_data
-    assert replica_data[queue.row(b"a")][1][b"lease_epoch"] == primary.run_id.encode()
+
+    def expire_then_sweep(job, max_stalled):
+        live.wait_until(live.deadline(queue, job))
+        return live.sweep(queue, max_stalled)
+
+    # Compared after every call: a later write to the same key (an extension, a sweep) would
+    # hide an effect that was never replicated.
+    steps = [
+        ("add", lambda: [live.add(queue, job) for job in (b"a", b"b", b"c", b"d")]),
+        ("claim", lambda: live.claim(queue, LONG)),
+        ("claim of 1 ms", lambda: live.claim(queue, 1)),
+        ("scripted claim", lambda: live.scripted_claim(queue, LONG)),
+        ("extend", lambda: live.extend(queue, b"a", 1, LONG)),
+        ("extends", lambda: live.extends(queue, LONG, [(b"a", 1)])),
+        ("sweep of a stall under the budget", lambda: expire_then_sweep(b"b", 2)),
+        ("second claim of 1 ms", lambda: live.claim(queue, 1)),
+        ("sweep that dead-letters", lambda: expire_then_sweep(b"b", 1)),
+    ]
+    for what, step in steps:
+        step()
+        assert primary.client.wait(1, 5000) == 1
+        assert raw(replica) == raw(primary), f"after the {what} the replica differs from the primary"
+    assert raw(replica)[queue.row(b"a")][1][b"lease_epoch"] == primary.run_id.encode()
+    assert raw(replica)[queue.row(b"b")][1][b"state"] == b"dead"
     assert replica.run_id != primary.run_id
 
 

@@ -95,6 +95,23 @@ def test_acl_user_cannot_reach_another_queues_rows_through_a_derived_or_argument
     FIGURES["ACL refusals checked"] += 1
 
 
+@pytest.mark.parametrize("verb", ["claim", "sweep"])
+def test_acl_user_allowed_another_queues_prefix_but_not_its_rows_is_refused_by_the_module(
+        acl_server, verb):
+    """With the prefix string itself permitted (a declared key, which the server checks), the
+    rows the module derives from it are left to the module's own check: it must refuse them
+    before reading or writing one."""
+    acl_server.client.execute_command("ACL", "SETUSER", "alice", f"~{THEIRS.prefix.decode()}")
+    admin, alice = LiveExecutor(acl_server), as_alice(acl_server)
+    if verb == "claim":
+        args = ("EMQ.CLAIM", MINE.pending, MINE.active, THEIRS.prefix, 1000)
+    else:
+        admin.call("ZADD", MINE.active, 1, b"x")
+        args = ("EMQ.STALLED.CHECK", MINE.active, MINE.pending, MINE.dead, THEIRS.prefix, 1)
+    refused_with(alice, admin, NOPERM, *args)
+    FIGURES["ACL refusals checked"] += 1
+
+
 def test_acl_refuses_a_derived_row_even_when_it_does_not_exist(acl_server):
     """The check comes before the read: a missing row of another queue is not a ghost to drop."""
     admin, alice = LiveExecutor(acl_server), as_alice(acl_server)
