@@ -184,7 +184,7 @@ def test_an_interrupt_during_the_sweep_leaves_no_half_written_row(kernel):
         f'course.live.sweep(big, 1000, {MEMBERS})\n'
     )
     kernel.collect(cell, until=lambda reply: "sweeping" in reply.stdout)
-    time.sleep(0.2)
+    time.sleep(0.05)
     kernel.interrupt()
     reply = kernel.collect(cell)
     assert reply.error.startswith("KeyboardInterrupt"), reply.text
