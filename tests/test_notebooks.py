@@ -1,7 +1,14 @@
-"""What nbval cannot check about the notebooks: the sanitize rules they rely on, their shape,
-and that each one runs twice in a row in one kernel."""
+"""What nbval cannot check about the notebooks: the sanitize rules they rely on (that they mask
+what differs between runs and nothing the model fixes), their shape, and that each one runs
+twice in a row in one kernel."""
 
 import re
+import secrets
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from itertools import islice
 from pathlib import Path
 
 import nbformat
@@ -9,10 +16,12 @@ import pytest
 from nbclient import NotebookClient
 from nbval.plugin import get_sanitize_patterns
 
+from trafikey_lab import epoch, model
+
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 MINE = tuple(sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
 WIDGETS = ("RunIdChecker(", "LeaseAcrossRestart(")
-"""The cells that show a live widget: the only ones whose output nbval may not compare."""
+"""The cells that show a live widget: the only ones whose output nbval may be told to skip."""
 
 
 def sanitize(text: str) -> str:
@@ -26,7 +35,7 @@ def test_the_doctors_machine_specific_details_are_sanitized_but_a_failure_is_not
         "[ok  ] Python: 3.11.7\n"
         "[ok  ] module built: /home/someone/lab/trafikey_lab/module/trafikey.so\n"
         "[ok  ] server starts: redis://127.0.0.1:40123, run_id "
-        "3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812\n"
+        "9a41c07e5d3b2f18a6c4e0d9b7f5a3c1e8d6b4f2\n"
         "[FAIL] C compiler: none on PATH\n"
     )
     assert sanitize(lines) == (
@@ -58,6 +67,86 @@ def test_each_volatile_value_is_sanitized(volatile, steady):
     assert sanitize(volatile) == steady
 
 
+def live_run_id() -> str:
+    """A run_id as a server draws it: 40 random hex characters."""
+    return secrets.token_hex(20)
+
+
+def live_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def test_live_run_ids_and_clock_readings_are_masked_wherever_they_appear():
+    for _ in range(50):
+        run_id, now = live_run_id(), live_ms()
+        assert sanitize(f"run_id {run_id}") == "run_id <run_id>"
+        assert sanitize(f"lease_epoch={run_id}, deadline={now}") == "lease_epoch=<run_id>, deadline=<ms>"
+
+
+MODEL_RUN_IDS = [run_id.decode() for run_id in islice(model.run_ids(), 12)]
+"""What the model draws: NOW, forty 0s, then 000…001, 000…002 and so on."""
+MODEL_CLOCK = [model.START_MS + ms for ms in (0, 1, 6, 251, 5_000, 600_000)]
+"""The model clock's readings in a notebook: its start plus the few ms or s a history takes."""
+
+
+@pytest.mark.parametrize("value", MODEL_RUN_IDS + [str(ms) for ms in MODEL_CLOCK])
+def test_the_models_fixed_run_ids_and_clock_are_left_for_nbval_to_compare(value):
+    assert sanitize(f"stamp {value} end") == f"stamp {value} end"
+
+
+def test_a_model_value_off_by_one_character_or_millisecond_still_differs_after_sanitizing():
+    wrong_now = epoch.NOW.decode()[:-1] + "3"
+    assert sanitize(wrong_now) != sanitize(epoch.NOW.decode())
+    assert sanitize(str(model.START_MS + 7)) != sanitize(str(model.START_MS + 6))
+
+
+def nbval_outcomes(tmp_path: Path, cells: list[tuple[str, str]]) -> list[str]:
+    """Runs strict nbval with the course's sanitize file over one notebook whose code cells
+    are (source, the stdout stored for it); returns each cell's outcome."""
+    notebook = nbformat.v4.new_notebook()
+    for count, (source, stored) in enumerate(cells, 1):
+        cell = nbformat.v4.new_code_cell(source, execution_count=count)
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=stored)]
+        notebook.cells.append(cell)
+    path = tmp_path / "stored.ipynb"
+    nbformat.write(notebook, path)
+    report = tmp_path / "report.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+         "--nbval-sanitize-with", str(NOTEBOOKS / "sanitize.cfg"), f"--junitxml={report}",
+         "-q", path.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    cases = ET.parse(report).getroot().iter("testcase")
+    return ["failed" if case.find("failure") is not None else "passed" for case in cases]
+
+
+MODEL_DEAD_SCORE = """\
+from trafikey_lab import ModelExecutor, Queue
+m, q = ModelExecutor(), Queue()
+m.add(q, "a"); m.claim(q, 5); m.advance(6); m.sweep(q, 1)
+print("dead at", int(m.dataset()[q.dead][1][0][1]))
+"""
+
+
+def test_nbval_fails_a_wrong_model_stamp_or_score_and_passes_another_live_run_id(tmp_path):
+    """The proof on nbval itself: stored outputs that name the model's NOW or its dead-letter
+    score wrongly fail, the right ones pass, and a live run_id and clock reading stored from
+    another run pass."""
+    now = epoch.NOW.decode()
+    score = model.START_MS + 6
+    outcomes = nbval_outcomes(tmp_path, [
+        ("from trafikey_lab.epoch import NOW\nprint('stamp', NOW.decode())",
+         f"stamp {now[:-1]}3\n"),
+        (MODEL_DEAD_SCORE, f"dead at {score + 1}\n"),
+        ("print('stamp', NOW.decode())", f"stamp {now}\n"),
+        (MODEL_DEAD_SCORE, f"dead at {score}\n"),
+        ("import secrets, time\nprint('run_id', secrets.token_hex(20), 'at', time.time_ns() // 10**6)",
+         f"run_id {live_run_id()} at {live_ms() - 86_400_000}\n"),
+    ])
+    assert outcomes == ["failed", "failed", "passed", "passed", "passed"]
+
+
 def load(name: str) -> nbformat.NotebookNode:
     return nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
 
@@ -80,12 +169,14 @@ def test_each_notebook_is_stored_run_in_order_without_errors(name):
     assert not [o for cell in cells for o in cell.outputs if o.output_type == "error"]
 
 
-def test_only_cells_showing_a_widget_skip_the_output_comparison():
+def test_only_cells_showing_a_widget_may_skip_the_output_comparison():
+    """A widget cell whose text nbval can compare (no Output area redrawn) may keep its
+    output compared; any other cell must always be."""
     for name in MINE:
         for cell in load(name).cells:
             ignored = "nbval-ignore-output" in cell.metadata.get("tags", [])
             shows_widget = any(widget in cell.source for widget in WIDGETS)
-            assert ignored == shows_widget, (name, cell.source)
+            assert shows_widget or not ignored, (name, cell.source)
 
 
 @pytest.mark.parametrize("name", MINE)
@@ -95,6 +186,7 @@ def test_each_notebook_runs_twice_in_a_row_in_one_kernel(name):
     NotebookClient(twice, timeout=60, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
     assert not [o for cell in twice.cells for o in cell.outputs if o.output_type == "error"]
+
 
 # -- the workshop plan, the names table, the exercises and the references --------------------
 
