@@ -150,9 +150,9 @@ class Session:
             return {}
         return {"user": self.uid, "group": self.gid, "extra_groups": []}
 
-    def run(self, argv: list[str], timeout: float, **kwargs) -> None:
-        result = subprocess.run(argv, cwd=self.repo, env=kwargs.pop("env", self.environment()),
-                                timeout=timeout, **self.as_user(), **kwargs)
+    def run(self, argv: list[str], timeout: float) -> None:
+        result = subprocess.run(argv, cwd=self.repo, env=self.environment(), timeout=timeout,
+                                **self.as_user())
         if result.returncode != 0:
             raise RehearsalFailed(f"`{' '.join(argv)}` exited with status {result.returncode}")
 
@@ -170,7 +170,8 @@ class Session:
         reported = subprocess.run(
             [str(self.venv / "bin" / "python"), "-c",
              "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True, text=True, **self.as_user()).stdout.strip()
+            capture_output=True, text=True, env=self.environment(), **self.as_user()
+        ).stdout.strip()
         if reported != version:
             raise RehearsalFailed(f"the fresh environment runs Python {reported}, not {version}")
 
@@ -320,7 +321,9 @@ def browser_tests(base: str, token: str) -> None:
         raise RehearsalFailed("tests/browser is missing: the rehearsal's last step is its "
                               "browser test of notebooks 00 and 04")
     report = Path(tempfile.mkdtemp(prefix="trafikey-binder-check-report-")) / "junit.xml"
-    env = {**os.environ, "TRAFIKEY_LAB_URL": base, "TRAFIKEY_LAB_TOKEN": token,
+    # The suite attaches to a running JupyterLab named by its URL, the token as a query; a
+    # missing browser must fail the rehearsal, not skip its last step.
+    env = {**os.environ, "TRAFIKEY_LAB_URL": f"{base}?token={token}",
            "TRAFIKEY_REQUIRE_BROWSER": "1"}
     try:
         result = subprocess.run(
