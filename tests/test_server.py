@@ -3,6 +3,7 @@
 Crashes, AOF replay, replicas, ACL and owners killed with SIGKILL are in tests/reliability."""
 
 import os
+import socket
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from trafikey_lab import (
     LabServer, LiveExecutor, Queue, RestartUnavailable, ServerNotFound, ServerStartError,
 )
 from trafikey_lab.errors import ServerStopped
+from trafikey_lab.server import free_port
 
 
 def alive(pid: int) -> bool:
@@ -46,6 +48,53 @@ def test_restart_gives_a_new_run_id_over_the_same_data(servers):
     assert second != first and second == server.client.info("server")["run_id"]
     assert (server.port, server.data_dir) == (port, folder)
     assert server.client.get("kept") == b"yes"
+
+
+def take_the_port_once_stopped(server, monkeypatch) -> socket.socket:
+    """Makes the server's next shutdown end with another process listening on its port, as a
+    process that drew that port as free would while a restart is between its two servers."""
+    squatter = socket.socket()
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    shutdown = server._shutdown
+
+    def shutdown_then_take_the_port(save):
+        shutdown(save)
+        squatter.bind(("127.0.0.1", server.port))
+        squatter.listen()
+
+    monkeypatch.setattr(server, "_shutdown", shutdown_then_take_the_port)
+    return squatter
+
+
+def test_a_restart_that_finds_its_port_taken_says_so_and_moves_to_a_free_one(servers, monkeypatch):
+    server = servers()
+    server.client.set("kept", "yes")
+    first, port, folder = server.run_id, server.port, server.data_dir
+    with take_the_port_once_stopped(server, monkeypatch) as squatter:
+        with pytest.warns(UserWarning) as warned:
+            second = server.restart()
+        assert squatter.getsockname()[1] == port
+    assert [str(w.message) for w in warned] == [
+        f"port {port} was taken by another process during the restart: the server now listens "
+        f"on port {server.port}, with the same data. A client connected by hand needs the new "
+        f"address, {server.address}."
+    ]
+    assert server.port != port and server.data_dir == folder
+    assert second != first and second == server.client.info("server")["run_id"]
+    assert server.client.connection_pool.connection_kwargs["port"] == server.port
+    assert server.client.get("kept") == b"yes"
+    assert LiveExecutor(server).run_id == second
+
+
+def test_a_restart_keeps_a_port_it_was_given_and_says_how_to_free_it(servers, monkeypatch):
+    port = free_port()
+    server = servers(port=port)
+    with take_the_port_once_stopped(server, monkeypatch):
+        with pytest.raises(ServerStartError) as caught:
+            server.restart()
+    message = str(caught.value)
+    assert f"port {port} was taken by another process during the restart" in message
+    assert "port= so that a restart can move" in message and server.port == port
 
 
 def test_stop_ends_the_process_and_removes_the_scratch_folder():

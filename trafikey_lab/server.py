@@ -33,6 +33,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import warnings
 import weakref
 from pathlib import Path
 
@@ -361,8 +362,42 @@ class LabServer:
                 if problem:
                     raise RestartFailed(self._restart_failed(problem))
                 self._shutdown("NOSAVE" if self.persistence == "aof" else "SAVE")
-            self._launch()
+            self._relaunch()
         return self.run_id
+
+    def _relaunch(self) -> None:
+        """Starts the restart's new process on the same data. Between the old process's exit
+        and the new one's bind, any process may take the port (another server drawing a free
+        port is enough): the restart then says so and moves to a free port, unless the port
+        was given (port=), which it keeps."""
+        tries = 5
+        for attempt in range(tries):
+            try:
+                self._launch()
+                return
+            except ServerStartError as exc:
+                if "Address already in use" not in str(exc):
+                    raise
+                taken = self.port
+                if self._fixed_port is not None:
+                    raise ServerStartError(
+                        f"port {taken} was taken by another process during the restart, and this "
+                        f"LabServer keeps the port it was given (port={taken}). Free that port "
+                        f"(`ss -ltnp` names the process listening on it) and call start(), or "
+                        f"create the LabServer without port= so that a restart can move."
+                    ) from exc
+                if attempt == tries - 1:
+                    raise
+            self.port = free_port()
+            if self.client is not None:
+                self.client.close()
+                self.client = None
+            warnings.warn(
+                f"port {taken} was taken by another process during the restart: the server now "
+                f"listens on port {self.port}, with the same data. A client connected by hand "
+                f"needs the new address, {self.address}.",
+                stacklevel=3,
+            )
 
     def fault(self) -> str | None:
         """Why this server can no longer serve a course as it is, or None: its process has
@@ -618,17 +653,24 @@ class LabServer:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self._keeper.poll() is not None:
-                self._fail("exited during start-up")
-            try:
-                if self.client.ping():
-                    return
-            except redis.BusyLoadingError:
-                pass
-            except redis.ConnectionError:
-                pass
-            time.sleep(0.02)
+        # Ready means this launch's own process answers. Another process may be listening on
+        # the port (one that took it while a restart was between its two servers): it may
+        # never answer, or answer as another server. So the probe waits briefly and checks the
+        # pid; until the new server exits (its bind failed) or answers, it asks again.
+        probe = redis.Redis(host=self.host, port=self.port, password=self.password,
+                            socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+        try:
+            while time.monotonic() < deadline:
+                if self._keeper.poll() is not None:
+                    self._fail("exited during start-up")
+                try:
+                    if probe.ping() and int(probe.info("server")["process_id"]) == self.pid:
+                        return
+                except redis.RedisError:
+                    pass
+                time.sleep(0.02)
+        finally:
+            probe.close()
         self._finalizer()
         self._fail(f"did not answer within {self.start_timeout:g} s")
 
