@@ -1,0 +1,224 @@
+"""The mutants `make mutants` puts into the module's C and the model, one at a time.
+
+Each is a small, plausible bug: the exact text it changes (which must occur exactly once in its
+file, so an edit of the code that moves or rewrites that text stops the run until the entry is
+brought along), what it becomes, and the tests that must fail because of it. The tests named
+are the ones meant to catch that bug; the runner first checks that they pass on the unmutated
+copy, so a mutant counts as caught only because of its own change.
+"""
+
+from dataclasses import dataclass
+
+MODULE = "trafikey_lab/module/trafikey.c"
+MODEL = "trafikey_lab/model.py"
+
+VERBS = "tests/test_verbs.py::"
+NATIVE = "tests/test_native.py"
+BOUNDARY_LIVE = VERBS + "test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later"
+BOUNDARY_DIFFERENTIAL = (
+    "tests/reliability/test_differential.py::"
+    "test_the_harness_checks_the_sweep_boundary_to_the_millisecond"
+)
+STREAM = (
+    "tests/reliability/test_faults.py::"
+    "test_kill_during_a_command_stream_keeps_every_acknowledged_write_and_every_row_whole"
+)
+REPLICA = (
+    "tests/reliability/test_faults.py::"
+    "test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte"
+)
+ACL_ROWS = (
+    "tests/reliability/test_isolation.py::"
+    "test_acl_user_allowed_another_queues_prefix_but_not_its_rows_is_refused_by_the_module"
+)
+ACL_ARGUMENT_ROWS = (
+    "tests/reliability/test_isolation.py::"
+    "test_acl_user_cannot_reach_another_queues_rows_through_a_derived_or_argument_row"
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str
+    find: str
+    replace: str
+    tests: tuple[str, ...]
+
+
+MUTANTS = (
+    # -- the module's C ------------------------------------------------------------------------
+    Mutant(
+        "sweep selects deadline < now (the live boundary test)",
+        MODULE, '"-inf", now,', '"-inf", now - 1,', (BOUNDARY_LIVE,),
+    ),
+    Mutant(
+        "sweep selects deadline < now (the differential harness)",
+        MODULE, '"-inf", now,', '"-inf", now - 1,', (BOUNDARY_DIFFERENTIAL,),
+    ),
+    Mutant(
+        "sweep dead-letters with a score one past its now",
+        MODULE, '"!Eslb", argv[3], now,', '"!Eslb", argv[3], now + 1,', (BOUNDARY_LIVE,),
+    ),
+    Mutant(
+        "exemption ignores the stamp's last byte",
+        MODULE,
+        "memcmp(epoch, current, epoch_len) != 0",
+        "memcmp(epoch, current, epoch_len - 1) != 0",
+        (NATIVE,),
+    ),
+    Mutant(
+        "EXTEND replies 0 after it extended (seen by the streaming worker thread)",
+        MODULE,
+        "    return ValkeyModule_ReplyWithLongLong(ctx, 1);\n}",
+        "    return ValkeyModule_ReplyWithLongLong(ctx, 0);\n}",
+        (STREAM,),
+    ),
+    Mutant(
+        "CLAIM writes no stamp",
+        MODULE,
+        '"HSET", "!Esccclcb", row, "state", "active", "attempts", attempts + 1,\n'
+        '                          "lease_epoch", cached_run_id, (size_t)RUN_ID_LEN);',
+        '"HSET", "!Escccl", row, "state", "active", "attempts", attempts + 1);',
+        (VERBS + "test_claim_stamps_state_attempts_and_epoch_in_the_row",),
+    ),
+    Mutant(
+        "EXTEND does not re-stamp",
+        MODULE,
+        '"HSET", "!Escb", argv[2], "lease_epoch", cached_run_id, (size_t)RUN_ID_LEN);',
+        '"HSET", "!Escc", argv[2], "state", "active");',
+        (VERBS + "test_extend_of_a_live_lease_moves_the_deadline_and_restamps",),
+    ),
+    Mutant(
+        "EXTENDS does not re-stamp",
+        MODULE,
+        '"HSET", "!Escb", argv[4 + 3 * i], "lease_epoch",\n'
+        "                                                        cached_run_id, (size_t)RUN_ID_LEN);",
+        '"HSET", "!Escc", argv[4 + 3 * i], "state", "active");',
+        (VERBS + "test_extends_extends_the_live_leases_in_argument_order_under_one_deadline",),
+    ),
+    Mutant(
+        "EXTEND's liveness ignores attempts (a stale worker extends)",
+        MODULE, "*live = attempts == attempt;", "*live = attempts == attempts;",
+        (VERBS + "test_extend_of_a_lease_that_is_not_live_replies_0_and_writes_nothing",),
+    ),
+    Mutant(
+        "an exempt row gets stalled written",
+        MODULE, "if (m->verdict == VERDICT_EXEMPT) {", "if (0) {",
+        (VERBS + "test_sweep_recovers_a_foreign_lease_uncounted",),
+    ),
+    Mutant(
+        "the dead rule uses > where it means >=",
+        MODULE,
+        "out->stalled < max_stalled ? VERDICT_RECOVERED",
+        "out->stalled <= max_stalled ? VERDICT_RECOVERED",
+        (NATIVE,),
+    ),
+    Mutant(
+        "a ghost is left in active",
+        MODULE,
+        "if (m->verdict == VERDICT_LANE) continue;",
+        "if (m->verdict == VERDICT_LANE || m->verdict == VERDICT_GHOST) continue;",
+        (VERBS + "test_sweep_removes_a_ghost_from_active_and_lists_it_nowhere",),
+    ),
+    Mutant(
+        "a lane row is swept like any other",
+        MODULE, "} else if (seen->group_present) {", "} else if (0) {", (NATIVE,),
+    ),
+    Mutant(
+        "the sweep skips the ACL check of the rows it derives",
+        MODULE,
+        "        if (!row_permitted(ctx, m->row)) return reply_refusal(ctx, REFUSE_NOPERM);\n",
+        "",
+        (ACL_ROWS,),
+    ),
+    Mutant(
+        "CLAIM skips the ACL check of the rows it derives",
+        MODULE,
+        "if (!row_permitted(ctx, candidate)) return reply_refusal(ctx, REFUSE_NOPERM);",
+        "(void)candidate;",
+        (ACL_ROWS,),
+    ),
+    Mutant(
+        "EXTENDS skips the ACL check of the rows it is given",
+        MODULE,
+        "if (!row_permitted(ctx, row)) return reply_refusal(ctx, REFUSE_NOPERM);",
+        "(void)row_permitted;",
+        (ACL_ARGUMENT_ROWS,),
+    ),
+    Mutant(
+        "CLAIM's deadline is not replicated",
+        MODULE,
+        '"ZADD", "!Esls", argv[2], deadline, claimed);',
+        '"ZADD", "Esls", argv[2], deadline, claimed);',
+        (REPLICA,),
+    ),
+    Mutant(
+        "a counted stall under the budget is not replicated",
+        MODULE,
+        '"HSET", "!Escccl", m->row, "state", "pending", "stalled", m->stalled);',
+        '"HSET", "Escccl", m->row, "state", "pending", "stalled", m->stalled);',
+        (REPLICA,),
+    ),
+    Mutant(
+        "the shape check takes g for a hex digit",
+        MODULE, "(c >= 'a' && c <= 'f')", "(c >= 'a' && c <= 'g')", (NATIVE,),
+    ),
+    Mutant(
+        "a counter with a leading zero is read",
+        MODULE, "    if (len > 1 && s[0] == '0') return 0;\n", "", (NATIVE,),
+    ),
+    Mutant(
+        "a counter of 2^53, which cannot be incremented exactly, is read",
+        MODULE, "const long long max = EXACT_LIMIT - 1;", "const long long max = EXACT_LIMIT;",
+        (NATIVE,),
+    ),
+    # -- the model -----------------------------------------------------------------------------
+    Mutant(
+        "model: the sweep selects deadline < now",
+        MODEL, "if m[1] <= now]", "if m[1] < now]", (BOUNDARY_DIFFERENTIAL,),
+    ),
+    Mutant(
+        "model: the exemption ignores the stamp's last byte",
+        "trafikey_lab/epoch.py",
+        "    return lease_epoch != current\n",
+        "    return (lease_epoch is None or len(lease_epoch) != len(current)\n"
+        "            or lease_epoch[:-1] != current[:-1])\n",
+        ("tests/test_epoch.py",),
+    ),
+    Mutant(
+        "model: the dead rule uses > where it means >=",
+        "trafikey_lab/sweep.py",
+        'Verdict("recovered" if stalled < max_stalled else "dead", stalled)',
+        'Verdict("recovered" if stalled <= max_stalled else "dead", stalled)',
+        ("tests/test_sweep.py",),
+    ),
+    Mutant(
+        "model: CLAIM writes no stamp",
+        MODEL,
+        '        if stamp:\n            fields[b"lease_epoch"] = run_id\n',
+        "",
+        (VERBS + "test_claim_stamps_state_attempts_and_epoch_in_the_row",),
+    ),
+    Mutant(
+        "model: EXTENDS does not re-stamp",
+        MODEL,
+        '            self.data[row][b"lease_epoch"] = run_id\n'
+        "        return [member for member, _ in live]",
+        "        return [member for member, _ in live]",
+        (VERBS + "test_extends_extends_the_live_leases_in_argument_order_under_one_deadline",),
+    ),
+    Mutant(
+        "model: a ghost is left in active",
+        MODEL, '        return [(b"ZREM", active, member)]\n', "        return []\n",
+        (VERBS + "test_sweep_removes_a_ghost_from_active_and_lists_it_nowhere",),
+    ),
+    Mutant(
+        "model: an exempt row gets stalled written",
+        MODEL,
+        "        if verdict.stalled is not None:\n"
+        '            fields += (b"stalled", b"%d" % verdict.stalled)\n',
+        '        fields += (b"stalled", b"%d" % (verdict.stalled or 0))\n',
+        (VERBS + "test_sweep_recovers_a_foreign_lease_uncounted",),
+    ),
+)
