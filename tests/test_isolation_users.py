@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 import redis
@@ -45,7 +44,8 @@ def command(*words):
 
 def first_lines(kind, where, port, commands):
     """Each command's reply, its first line: an error, or an array's length."""
-    family = socket.AF_UNIX if kind == "unix" else (socket.AF_INET6 if ":" in where else socket.AF_INET)
+    family = (socket.AF_UNIX if kind == "unix"
+              else socket.AF_INET6 if ":" in where else socket.AF_INET)
     with socket.socket(family) as sock:
         sock.settimeout(10)
         sock.connect(where if kind == "unix" else (where, port))
@@ -73,14 +73,16 @@ report = {"uid": os.getuid(), "sockets": {}, "files": {p: read(p) for p in paths
 for kind, where, port, row in targets:
     attempts = [
         ("HGETALL", row), ("SET", "intruder", "1"), ("DEBUG", "SLEEP", "0"),
-        ("CONFIG", "GET", "dir"), ("EMQ.CLAIM", "{mine}:pending", "{mine}:active", "{mine}:job:", "60000"),
+        ("CONFIG", "GET", "dir"),
+        ("EMQ.CLAIM", "{mine}:pending", "{mine}:active", "{mine}:job:", "60000"),
         ("AUTH", "a-guess"),
     ]
     name = f"{kind}:{where}:{port}"
     report["sockets"][name] = dict(zip([" ".join(a[:2]) for a in attempts],
                                        first_lines(kind, where, port, attempts)))
     if password:
-        report["sockets"][name]["control"] = first_lines(kind, where, port, [("AUTH", password), ("HGETALL", row)])
+        report["sockets"][name]["control"] = first_lines(
+            kind, where, port, [("AUTH", password), ("HGETALL", row)])
 print(json.dumps(report))
 '''
 """Run as the other user with the system's Python (the project's .venv may be out of its
@@ -193,7 +195,8 @@ def test_debug_and_module_load_are_off_and_only_a_server_that_asks_gets_them(lea
 def test_mask_url_hides_the_password_and_keeps_the_rest():
     assert mask_url("redis://:s3cret@127.0.0.1:6379") == "redis://:***@127.0.0.1:6379"
     assert mask_url("redis://alice:s3cret@host:1/0") == "redis://alice:***@host:1/0"
-    assert mask_url("unix:///run/v.sock?db=0&password=s3cret") == "unix:///run/v.sock?db=0&password=***"
+    assert (mask_url("unix:///run/v.sock?db=0&password=s3cret")
+            == "unix:///run/v.sock?db=0&password=***")
     assert mask_url("redis://127.0.0.1:6379") == "redis://127.0.0.1:6379"
 
 
@@ -283,7 +286,8 @@ def test_the_workshop_server_beyond_loopback_prints_its_password_and_a_url_the_l
     try:
         lines = printed_until_ready(process)
         port = int(lines[0].rsplit(":", 1)[1])
-        (secret,) = [line.removeprefix("password: ") for line in lines if line.startswith("password: ")]
+        (secret,) = [line.removeprefix("password: ") for line in lines
+                     if line.startswith("password: ")]
         (url,) = [re.search(r"TRAFIKEY_VALKEY_URL=(\S+)", line)[1] for line in lines
                   if "TRAFIKEY_VALKEY_URL=" in line]
         assert url.startswith(f"redis://:{secret}@") and url.endswith(f":{port}")

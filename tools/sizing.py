@@ -114,7 +114,8 @@ def many_learners(count: int) -> None:
         if errors:
             print(f"   {len(errors)} of {count} failed: {errors[:3]}")
         times.sort()
-        print(f"   all {len(times)} ready after {wall:.1f} s; per kernel: fastest {times[0]:.1f} s, "
+        print(f"   all {len(times)} ready after {wall:.1f} s; per kernel: fastest "
+              f"{times[0]:.1f} s, "
               f"median {statistics.median(times):.1f} s, slowest {times[-1]:.1f} s")
         rss = pss = fds = 0
         for kernel in kernels:
@@ -134,7 +135,8 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=20)
     args = parser.parse_args()
     load = os.getloadavg()
-    print(f"{os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the start")
+    print(f"{os.cpu_count()} cores; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+          f"at the start")
     one_learner()
     many_learners(args.kernels)
     load = os.getloadavg()
