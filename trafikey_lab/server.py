@@ -53,8 +53,9 @@ LOG_LINES_QUOTED = 15
 KEEPER_NOTICES_WITHIN = 1.0
 """Seconds to wait for the keeper to see its server gone (it looks every 0.2 s)."""
 SAVE_PROBE_BYTES = 64 * 1024
-PASSWORD_SHAPE = re.compile(r"[!#-&(-~]+")
 """What a restart checks its folder can take before it stops the server: a learner's dataset."""
+PASSWORD_SHAPE = re.compile(r"[!#-&(-~]+")
+"""Printable ASCII but space and quotes, which a config file line would split or unquote."""
 
 
 def server_binary() -> Path:
