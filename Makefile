@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test setup doctor soak asan mutants clean wheelhouse offline-check binder-check
+.PHONY: lab test setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
@@ -44,6 +44,11 @@ soak: $(STAMP)
 #               built, and run against the tests that must catch it; fails if one survives
 mutants: $(STAMP)
 	$(BIN)/python tools/mutants/run.py
+
+# make bench  the module against its fair scripted peer, side by side in one run (a few
+#             minutes): writes docs/benchmarks.md and docs/benchmarks.png; asserts nothing
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py
 
 # make asan  the bad-input and differential suites against an AddressSanitizer build of the
 # module, loaded into the real server through the no-DEEPBIND shim; fails on any ASan report

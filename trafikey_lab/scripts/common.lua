@@ -38,3 +38,78 @@ local function deadline_for(lease_arg)
   if at > DEADLINE_MAX then return nil, 'ERR EMQ deadline out of range' end
   return at
 end
+
+local function positive(s, name)
+  local n = non_negative(s)
+  if not n or n < 1 then return nil, 'ERR EMQ ' .. name .. ' must be a positive integer' end
+  return n
+end
+
+-- EMQ.STALLED.CHECK as a script: the same selection, verdicts, writes and reply, with the stamps
+-- compared against run_id, which the caller supplies. KEYS: active, pending, dead, prefix;
+-- opts: max_stalled [, LIMIT, n]. Each member costs two reads (TYPE, then one HMGET of the
+-- three fields a verdict may need) and at most three writes, as in the module; all reads come
+-- first, so a refusal writes nothing.
+local function stalled_sweep(keys, run_id, opts)
+  local active, pending, dead, prefix = keys[1], keys[2], keys[3], keys[4]
+  if #keys ~= 4 or (#opts ~= 1 and #opts ~= 3) then
+    return redis.error_reply('ERR EMQ a sweep takes 4 keys and max_stalled [LIMIT n]')
+  end
+  local max_stalled, refusal = positive(opts[1], 'max_stalled')
+  if not max_stalled then return redis.error_reply(refusal) end
+  local limit = 1000
+  if #opts == 3 then
+    if string.lower(opts[2]) ~= 'limit' then return redis.error_reply('ERR EMQ syntax error') end
+    limit, refusal = positive(opts[3], 'limit')
+    if not limit then return redis.error_reply(refusal) end
+  end
+  if not (is_type(active, 'zset') and is_type(pending, 'zset') and is_type(dead, 'zset')) then
+    return redis.error_reply(WRONGTYPE)
+  end
+  if type(run_id) ~= 'string' or not string.match(run_id, '^' .. string.rep('[0-9a-f]', 40) .. '$') then
+    return redis.error_reply('ERR EMQ run_id must be 40 characters of 0-9a-f')
+  end
+  local t = redis.call('TIME')
+  local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+  local plan = {}
+  for i, id in ipairs(redis.call('ZRANGE', active, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)) do
+    local row = prefix .. id
+    local kind = redis.call('TYPE', row).ok
+    local verdict, stalled = 'ghost', nil
+    if kind == 'hash' then
+      local f = redis.call('HMGET', row, 'group', 'lease_epoch', 'stalled')
+      if f[1] then
+        verdict = 'lane'
+      elseif f[2] ~= run_id then
+        verdict = 'exempt'
+      else
+        stalled = counter(f[3] or nil)
+        if stalled == nil then return redis.error_reply(NOT_INTEGER) end
+        stalled = stalled + 1
+        verdict = stalled < max_stalled and 'recovered' or 'dead'
+      end
+    elseif kind ~= 'none' then
+      return redis.error_reply(WRONGTYPE)
+    end
+    plan[i] = {id, row, verdict, stalled}
+  end
+  local recovered, died = {}, {}
+  for _, m in ipairs(plan) do
+    local id, row, verdict, stalled = m[1], m[2], m[3], m[4]
+    if verdict ~= 'lane' then redis.call('ZREM', active, id) end
+    if verdict == 'dead' then
+      redis.call('ZADD', dead, now, id)
+      redis.call('HSET', row, 'state', 'dead', 'stalled', string.format('%d', stalled))
+      table.insert(died, id)
+    elseif verdict == 'recovered' then
+      redis.call('ZADD', pending, 0, id)
+      redis.call('HSET', row, 'state', 'pending', 'stalled', string.format('%d', stalled))
+      table.insert(recovered, id)
+    elseif verdict == 'exempt' then
+      redis.call('ZADD', pending, 0, id)
+      redis.call('HSET', row, 'state', 'pending')
+      table.insert(recovered, id)
+    end
+  end
+  return {recovered, died}
+end

@@ -1,0 +1,343 @@
+"""make bench: the module against its fair scripted peer, side by side in one run.
+
+Writes docs/benchmarks.md (the tables, the machine's core count and load, the versions) and
+docs/benchmarks.png (per-member sweep cost against the number of expired leases; PING latency
+while another client sweeps). Every number is measured here, on this machine, now; nothing is
+asserted about them. Each figure is the best of REPEATS runs, since other work on the machine
+only ever makes a run slower.
+
+    python tools/bench.py [--quick] [--out docs]
+
+--quick runs the small sizes only (a smoke run of the whole pipeline in seconds).
+"""
+
+import argparse
+import multiprocessing
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import redis  # noqa: E402
+
+from trafikey_lab import LabServer, LiveExecutor, Queue, histories, scripted  # noqa: E402
+
+QUEUE = Queue("{bench}")
+REPEATS = 2
+GOAL_SIZES = (10_000, 100_000)
+CURVE_SIZES = (1_000, 10_000, 100_000)
+CLAIM_PENDING = 100_000
+CLAIMS = 2_000
+PING_LEASES = 100_000
+PING_LIMITS = (100, 1_000, 10_000)
+
+
+def best(runs):
+    return min(runs, key=lambda t: t.server_usec)
+
+
+def sweep_cost(client, way, n, mix):
+    """Best-of-REPEATS server µs per member, and the wall-clock µs per member of that run."""
+    run = best([scripted.time_sweep(client, QUEUE, way, n, mix) for _ in range(REPEATS)])
+    return run.server_usec / n, run.wall_usec / n
+
+
+def claim_cost(client, way):
+    """Server µs per claim, best of REPEATS runs of CLAIMS claims with CLAIM_PENDING pending."""
+    peer = scripted.ScriptedPeer(client)
+    results = []
+    for _ in range(REPEATS):
+        scripted.lay_out_pending(client, QUEUE, CLAIM_PENDING)
+        if way == "native":
+            run = scripted.timed(client, ("EMQ.CLAIM",), lambda: [
+                scripted.native_claim(client, QUEUE, 60_000) for _ in range(CLAIMS)])
+        else:
+            peer.claim(QUEUE, 60_000)  # loads the script outside the timed run
+            run = scripted.timed(client, ("evalsha",), lambda: [
+                peer.claim(QUEUE, 60_000) for _ in range(CLAIMS)])
+        results.append(run.server_usec / run.calls)
+    return min(results)
+
+
+def pinger(host, port, password, ready, stop, out):
+    """A second client in its own process (so it never waits for this one's interpreter):
+    PINGs in a loop until stop is set, then hands back the round trips in ms."""
+    client = redis.Redis(host=host, port=port, password=password)
+    client.ping()
+    ready.set()
+    latencies = []
+    while not stop.is_set():
+        start = time.perf_counter()
+        client.ping()
+        latencies.append((time.perf_counter() - start) * 1000)
+    out.put(latencies)
+
+
+def ping_during_sweep(server, limit):
+    """PING round trips (ms) from a second client while the first sweeps PING_LEASES expired
+    leases LIMIT `limit` at a time; and how long the whole sweep took (s)."""
+    client = server.client
+    scripted.lay_out(client, QUEUE, PING_LEASES, "counted")
+    context = multiprocessing.get_context("spawn")
+    ready, stop, out = context.Event(), context.Event(), context.Queue()
+    child = context.Process(target=pinger, args=(server.host, server.port, server.password,
+                                                 ready, stop, out))
+    child.start()
+    ready.wait(30)
+    start = time.perf_counter()
+    while any(scripted.native_sweep(client, QUEUE, 1000, limit)):
+        pass
+    took = time.perf_counter() - start
+    stop.set()
+    latencies = sorted(out.get(timeout=30))
+    child.join()
+    return {
+        "p50": statistics.median(latencies),
+        "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+        "max": latencies[-1],
+        "pings": len(latencies),
+        "sweep_s": took,
+    }
+
+
+class TimedLive(LiveExecutor):
+    """A live executor that adds up the time spent restarting and waiting for leases."""
+
+    def __init__(self, server):
+        super().__init__(server)
+        self.restart_s = 0.0
+        self.wait_s = 0.0
+
+    def restart(self):
+        start = time.perf_counter()
+        try:
+            return super().restart()
+        finally:
+            self.restart_s += time.perf_counter() - start
+
+    def wait_until(self, ms):
+        start = time.perf_counter()
+        try:
+            return super().wait_until(ms)
+        finally:
+            self.wait_s += time.perf_counter() - start
+
+
+def history_breakdown():
+    """One live history (the server restarted), from a fresh server: where the time goes."""
+    start = time.perf_counter()
+    server = LabServer().start()
+    started = time.perf_counter() - start
+    try:
+        live = TimedLive(server)
+        start = time.perf_counter()
+        trace = histories.play("restarted", 1, live)
+        total = time.perf_counter() - start
+    finally:
+        server.stop()
+    return {
+        "server start": started,
+        "restart": live.restart_s,
+        "lease wait": live.wait_s,
+        "everything else": total - live.restart_s - live.wait_s,
+        "history": total,
+        "lease_ms": histories.LEASE_MS,
+        "verdict": trace.outcome,
+    }
+
+
+def versions(client):
+    info = client.info("server")
+    return {
+        "valkey-server": info["valkey_version"] if "valkey_version" in info else info["redis_version"],
+        "Python": platform.python_version(),
+        "redis-py": redis.__version__,
+        "matplotlib": matplotlib.__version__,
+        "platform": f"{platform.system()} {platform.machine()}",
+    }
+
+
+def figure(curve, pings, path):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    styles = {"native": ("#0072B2", "o"), "lua": ("#E69F00", "s"), "pipelined": ("#009E73", "^")}
+    for way, points in curve.items():
+        colour, marker = styles[way]
+        sizes = sorted(points)
+        left.plot(sizes, [points[n] for n in sizes], color=colour, marker=marker, label=way)
+    left.set_xscale("log")
+    left.set_xlabel("expired leases swept in one call")
+    left.set_ylabel("server µs per member (all counted)")
+    left.set_title("Sweep cost per member")
+    left.set_ylim(bottom=0)
+    left.legend()
+    limits = sorted(pings)
+    x = range(len(limits))
+    right.bar([i - 0.2 for i in x], [pings[lim]["p50"] for lim in limits], width=0.4,
+              color="#56B4E9", label="p50", hatch="//")
+    right.bar([i + 0.2 for i in x], [pings[lim]["p99"] for lim in limits], width=0.4,
+              color="#D55E00", label="p99")
+    right.axhline(2.0, color="black", linestyle="--", linewidth=1, label="2 ms goal")
+    right.set_xticks(list(x), [f"LIMIT {lim:,}" for lim in limits])
+    right.set_ylabel("PING round trip (ms)")
+    right.set_title(f"PING while another client sweeps {PING_LEASES:,}")
+    right.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def verdict(ratio, goal):
+    return "meets" if ratio <= goal else "misses"
+
+
+def report(machine, goals, curve, claims, pings, history, took, figure_name):
+    lines = [
+        "# Benchmarks: the module against its fair scripted peer",
+        "",
+        "Written by `make bench` (`tools/bench.py`); every number below comes from one run on",
+        "the machine described here, and none is asserted by any test. Sweep and claim costs",
+        "are the server's own microseconds (`INFO commandstats`), best of "
+        f"{REPEATS} runs; wall-clock per member (client included) is given beside them.",
+        "",
+        "## The machine",
+        "",
+        f"- {machine['cores']} cores, load average {machine['load_before']} when the run started "
+        f"and {machine['load_after']} when it ended (other work on the machine slows every",
+        "  way alike and makes single numbers noisy: compare the ratios, run again to check).",
+        f"- The whole bench took {took:.0f} s.",
+    ]
+    lines += [f"- {name}: {value}" for name, value in machine["versions"].items()]
+    lines += [
+        "",
+        "## The sweep: native against the fair Lua sweep",
+        "",
+        "`stalled2` has the verb's semantics: `ZRANGE ... BYSCORE LIMIT`, then for each member",
+        "`TYPE` and one `HMGET` of `group`, `lease_epoch` and `stalled`, then `ZREM`/`ZADD`/`HSET`.",
+        "`stalled2_info` is the same sweep reading `INFO server` itself. Goal: native per member",
+        "at most 1/3 of Lua, for every mix, at 10,000 and 100,000 expired leases.",
+        "",
+        "| mix | expired | native µs/member | Lua µs/member | Lua+INFO µs/member | native/Lua | goal ≤ 0.33 | wall native / Lua µs |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for (mix, n), row in goals.items():
+        ratio = row["native"][0] / row["lua"][0]
+        lines.append(
+            f"| {mix} | {n:,} | {row['native'][0]:.2f} | {row['lua'][0]:.2f} | "
+            f"{row['lua reading INFO'][0]:.2f} | {ratio:.2f} | {verdict(ratio, 1 / 3)} | "
+            f"{row['native'][1]:.2f} / {row['lua'][1]:.2f} |")
+    lines += [
+        "",
+        "Mixes: " + "; ".join(f"**{m.name}**: {m.description}" for m in scripted.MIXES.values())
+        + ".",
+        "",
+        "## Per-member cost against the number of expired leases (all counted)",
+        "",
+        "The client-pipelined sweep reads with one pipeline of `TYPE` and `HMGET`, decides in",
+        "Python and writes in one `MULTI`; its server time is the sum over those commands, and",
+        "it is not atomic (an extension between its read and its write is lost).",
+        "",
+        "| expired | native µs | Lua µs | pipelined µs (server) |",
+        "|---:|---:|---:|---:|",
+    ]
+    for n in sorted(curve["native"]):
+        lines.append(f"| {n:,} | {curve['native'][n]:.2f} | {curve['lua'][n]:.2f} | "
+                     f"{curve['pipelined'][n]:.2f} |")
+    ratio = claims["native"] / claims["lua"]
+    lines += [
+        "",
+        f"![per-member cost and PING latency]({figure_name})",
+        "",
+        "## The claim",
+        "",
+        f"{CLAIMS:,} claims with {CLAIM_PENDING:,} jobs pending; `claim2` reads pending 16 at a",
+        "time from its head. Goal: native at most 1/2 of the script.",
+        "",
+        "| native µs/call | claim2 µs/call | native/claim2 | goal ≤ 0.5 |",
+        "|---:|---:|---:|---|",
+        f"| {claims['native']:.2f} | {claims['lua']:.2f} | {ratio:.2f} | {verdict(ratio, 0.5)} |",
+        "",
+        "## PING while another client sweeps",
+        "",
+        f"One client sweeps {PING_LEASES:,} expired leases with `LIMIT n` per call until none",
+        "is left; another sends PING in a loop. The server runs one command at a time, so a",
+        "PING waits for at most one sweep call: `LIMIT` bounds that wait. Goal: p99 ≤ 2 ms with",
+        "LIMIT 1000.",
+        "",
+        "| LIMIT | PINGs | p50 ms | p99 ms | max ms | whole sweep s | goal p99 ≤ 2 ms |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for lim in sorted(pings):
+        p = pings[lim]
+        goal = verdict(p["p99"], 2.0) if lim == 1000 else ""
+        lines.append(f"| {lim:,} | {p['pings']:,} | {p['p50']:.3f} | {p['p99']:.3f} | "
+                     f"{p['max']:.3f} | {p['sweep_s']:.2f} | {goal} |")
+    lines += [
+        "",
+        "## A live history, broken down",
+        "",
+        f"The history \"the server restarted\" played live with a {history['lease_ms']} ms lease "
+        f"(verdict: {history['verdict']}), after a fresh server start.",
+        "",
+        "| part | seconds |",
+        "|---|---:|",
+    ]
+    for part in ("server start", "restart", "lease wait", "everything else", "history"):
+        lines.append(f"| {part} | {history[part]:.3f} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    global GOAL_SIZES, CURVE_SIZES, CLAIM_PENDING, CLAIMS, PING_LEASES
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes only: a smoke run")
+    parser.add_argument("--out", default="docs", help="folder for benchmarks.md and .png")
+    args = parser.parse_args(argv)
+    if args.quick:
+        GOAL_SIZES, CURVE_SIZES = (1_000,), (100, 1_000)
+        CLAIM_PENDING, CLAIMS, PING_LEASES = 2_000, 200, 5_000
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    load_before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    with LabServer() as server:
+        client = server.client
+        goals = {}
+        for mix in scripted.MIXES:
+            for n in GOAL_SIZES:
+                goals[mix, n] = {way: sweep_cost(client, way, n, mix)
+                                 for way in ("native", "lua", "lua reading INFO")}
+                print(f"sweep {mix} {n}: " + ", ".join(
+                    f"{way} {cost[0]:.2f} µs" for way, cost in goals[mix, n].items()), flush=True)
+        curve = {way: {} for way in ("native", "lua", "pipelined")}
+        for n in CURVE_SIZES:
+            for way in curve:
+                known = goals.get(("counted", n), {}).get(way)
+                curve[way][n] = known[0] if known else sweep_cost(client, way, n, "counted")[0]
+            print(f"curve {n}: " + ", ".join(f"{w} {curve[w][n]:.2f}" for w in curve), flush=True)
+        claims = {way: claim_cost(client, way) for way in ("native", "lua")}
+        print(f"claim: {claims}", flush=True)
+        pings = {lim: ping_during_sweep(server, lim) for lim in PING_LIMITS}
+        print(f"ping: {pings}", flush=True)
+        machine = {"cores": os.cpu_count(), "versions": versions(client),
+                   "load_before": load_before}
+        scripted.clear(client, QUEUE)
+    history = history_breakdown()
+    print(f"history: {history}", flush=True)
+    machine["load_after"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    figure(curve, pings, out / "benchmarks.png")
+    took = time.perf_counter() - began
+    (out / "benchmarks.md").write_text(
+        report(machine, goals, curve, claims, pings, history, took, "benchmarks.png"))
+    print(f"wrote {out / 'benchmarks.md'} and {out / 'benchmarks.png'} in {took:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

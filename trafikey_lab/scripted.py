@@ -1,0 +1,276 @@
+"""The fair scripted peer of the native verbs, the datasets they are measured on, and the clock.
+
+A queue without the module runs its transitions as Lua scripts. To compare the module with
+such a queue fairly, the scripts here do what the verbs do and no more: `claim2` reads pending
+a page at a time from its head, `stalled2` sweeps with the verb's selection, verdicts and
+writes (one TYPE and one HMGET per member), taking the run_id from its caller, and
+`stalled2_info` reads the run_id from INFO server itself. `pipelined_sweep` is the third way:
+the client reads, decides with the model's own rule and writes back in one MULTI.
+
+Every function takes a redis client of a module-loaded server. Timings come from the server's
+own `INFO commandstats` (microseconds spent in each command), so the network and the client
+are left out; wall-clock times are given beside them.
+"""
+
+import time
+from dataclasses import dataclass
+from importlib import resources
+
+import redis
+
+from . import sweep
+from .executors import Queue, script_source
+from .model import sweep_writes
+
+FOREIGN = b"0" * 40
+"""A stamp no real server draws: a lease granted by another process."""
+
+
+@dataclass(frozen=True)
+class Mix:
+    """Expired leases of one kind, or of several: `row(i, run_id)` is the i-th lease's row
+    (None for a ghost), swept with `max_stalled`."""
+
+    name: str
+    description: str
+    max_stalled: int
+
+    def row(self, i: int, run_id: bytes) -> dict[bytes, bytes] | None:
+        kind = self.name if self.name != "mixed" else MIXED_CYCLE[i % len(MIXED_CYCLE)]
+        if kind == "ghost":
+            return None
+        row = {b"state": b"active", b"attempts": b"1", b"payload": b"p"}
+        if kind == "lane":
+            row[b"group"] = b"lane-a"
+        row[b"lease_epoch"] = FOREIGN if kind == "exempt" else run_id
+        return row
+
+
+MIXED_CYCLE = ("ghost", "lane", "exempt", "counted")
+
+MIXES = {
+    mix.name: mix
+    for mix in (
+        Mix("counted", "all counted: stamped by this process, recovered with stalled 1", 1000),
+        Mix("exempt", "all exempt: stamped by another process, back to pending uncounted", 1000),
+        Mix("dead", "all dead: stamped by this process, max_stalled 1", 1),
+        Mix("mixed", "a quarter each: ghosts, lane rows, exempt, counted", 1000),
+    )
+}
+
+
+def lay_out(client: redis.Redis, queue: Queue, n: int, mix: Mix | str, run_id: bytes | None = None,
+            chunk: int = 2000) -> None:
+    """Empties the queue's keys, then writes n leases of the mix that ran out long ago."""
+    mix = MIXES[mix] if isinstance(mix, str) else mix
+    run_id = run_id or current_run_id(client)
+    clear(client, queue)
+    for start in range(0, n, chunk):
+        with client.pipeline(transaction=False) as pipe:
+            for i in range(start, min(n, start + chunk)):
+                job = b"job-%07d" % i
+                row = mix.row(i, run_id)
+                if row is not None:
+                    pipe.hset(queue.row(job), mapping=row)
+                pipe.zadd(queue.active, {job: 1 + i})
+            pipe.execute()
+
+
+def lay_out_pending(client: redis.Redis, queue: Queue, n: int, chunk: int = 2000) -> None:
+    """Empties the queue's keys, then enqueues n jobs as `add` leaves them."""
+    clear(client, queue)
+    for start in range(0, n, chunk):
+        with client.pipeline(transaction=False) as pipe:
+            for i in range(start, min(n, start + chunk)):
+                job = b"job-%07d" % i
+                pipe.hset(queue.row(job), mapping={b"state": b"pending", b"attempts": b"0",
+                                                   b"payload": b"p"})
+                pipe.zadd(queue.pending, {job: 0})
+            pipe.execute()
+
+
+def clear(client: redis.Redis, queue: Queue) -> None:
+    """Deletes the queue's sorted sets and every row under its prefix."""
+    client.delete(queue.pending, queue.active, queue.dead)
+    batch = []
+    for key in client.scan_iter(match=queue.prefix.replace(b"{", b"\\{").replace(b"}", b"\\}")
+                                + b"*", count=5000):
+        batch.append(key)
+        if len(batch) == 5000:
+            client.unlink(*batch)
+            batch = []
+    if batch:
+        client.unlink(*batch)
+
+
+def current_run_id(client: redis.Redis) -> bytes:
+    return client.info("server")["run_id"].encode()
+
+
+class ScriptedPeer:
+    """The scripts a queue without the module would run, loaded on one client's server."""
+
+    NAMES = ("claim2", "stalled2", "stalled2_info")
+
+    def __init__(self, client: redis.Redis):
+        self.client = client
+        self.scripts = {name: client.register_script(script_source(name)) for name in self.NAMES}
+
+    def claim(self, queue: Queue, lease_ms: int):
+        return self.scripts["claim2"](keys=[queue.pending, queue.active, queue.prefix],
+                                      args=[lease_ms])
+
+    def sweep(self, queue: Queue, run_id: bytes | str, max_stalled: int, limit: int | None = None):
+        """stalled2: the sweep, with the run_id the caller believes is current."""
+        return self.scripts["stalled2"](keys=sweep_keys(queue),
+                                        args=[run_id, max_stalled, *limit_option(limit)])
+
+    def sweep_reading_info(self, queue: Queue, max_stalled: int, limit: int | None = None):
+        """stalled2_info: the sweep, with the run_id the script reads from INFO server."""
+        return self.scripts["stalled2_info"](keys=sweep_keys(queue),
+                                             args=[max_stalled, *limit_option(limit)])
+
+
+def sweep_keys(queue: Queue) -> list[bytes]:
+    return [queue.active, queue.pending, queue.dead, queue.prefix]
+
+
+def limit_option(limit: int | None) -> tuple:
+    return () if limit is None else ("LIMIT", limit)
+
+
+def native_sweep(client: redis.Redis, queue: Queue, max_stalled: int, limit: int | None = None):
+    return client.execute_command("EMQ.STALLED.CHECK", *sweep_keys(queue), max_stalled,
+                                  *limit_option(limit))
+
+
+def native_claim(client: redis.Redis, queue: Queue, lease_ms: int):
+    return client.execute_command("EMQ.CLAIM", queue.pending, queue.active, queue.prefix, lease_ms)
+
+
+def pipelined_sweep(client: redis.Redis, queue: Queue, run_id: bytes, max_stalled: int,
+                    limit: int = 1000):
+    """The sweep done by the client: one read of the expired members, one pipeline of TYPE and
+    HMGET, the model's decision for each, then every write in one MULTI. Not atomic: a worker
+    that extends a lease between the reads and the MULTI loses its extension."""
+    now = int(client.time()[0]) * 1000 + int(client.time()[1]) // 1000
+    ids = client.zrange(queue.active, "-inf", now, byscore=True, offset=0, num=limit)
+    with client.pipeline(transaction=False) as pipe:
+        for job in ids:
+            pipe.type(queue.row(job))
+            pipe.hmget(queue.row(job), "group", "lease_epoch", "stalled")
+        answers = pipe.execute()
+    plan = []
+    for job, kind, (group, stamp, stalled) in zip(ids, answers[0::2], answers[1::2]):
+        seen = sweep.Seen(type=kind.decode(), group=group, epoch=stamp, stalled=stalled)
+        verdict = sweep.decide_member(run_id, max_stalled, seen)
+        if verdict.refusal:
+            raise redis.ResponseError(f"{verdict.kind} at {job!r}")
+        plan.append((job, verdict))
+    with client.pipeline(transaction=True) as pipe:
+        for job, verdict in plan:
+            for write in sweep_writes(verdict, job, queue.active, queue.pending, queue.dead,
+                                      queue.row(job), now):
+                pipe.execute_command(*write)
+        pipe.execute()
+    return [[job for job, v in plan if v.kind in ("exempt", "recovered")],
+            [job for job, v in plan if v.kind == "dead"]]
+
+
+# -- the clock ------------------------------------------------------------------------------
+
+
+def command_usec(client: redis.Redis) -> dict[str, tuple[int, int]]:
+    """INFO commandstats as {command: (calls, usec)}."""
+    stats = client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): (int(s["calls"]), int(s["usec"]))
+            for name, s in stats.items()}
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One measured run: the server's microseconds in the named commands, the wall clock."""
+
+    server_usec: int
+    wall_usec: int
+    calls: int
+
+
+def timed(client: redis.Redis, commands: tuple[str, ...], action) -> Timed:
+    """Runs action() and returns the server time the named commands took during it."""
+    client.config_resetstat()
+    start = time.perf_counter()
+    action()
+    wall = time.perf_counter() - start
+    stats = command_usec(client)
+    return Timed(
+        server_usec=sum(stats.get(c, (0, 0))[1] for c in commands),
+        wall_usec=round(wall * 1e6),
+        calls=sum(stats.get(c, (0, 0))[0] for c in commands),
+    )
+
+
+SWEEP_WAYS = ("native", "lua", "lua reading INFO", "pipelined")
+
+PIPELINED_COMMANDS = ("zrange", "type", "hmget", "multi", "exec", "zrem", "zadd", "hset", "time")
+
+
+def time_sweep(client: redis.Redis, queue: Queue, way: str, n: int, mix: Mix | str) -> Timed:
+    """Lays out n expired leases of the mix, then sweeps them all in one call the given way
+    (`pipelined` in one read and one MULTI) and times that sweep."""
+    mix = MIXES[mix] if isinstance(mix, str) else mix
+    run_id = current_run_id(client)
+    lay_out(client, queue, n, mix, run_id)
+    peer = ScriptedPeer(client)
+    if way == "native":
+        return timed(client, ("EMQ.STALLED.CHECK",),
+                     lambda: native_sweep(client, queue, mix.max_stalled, n))
+    if way == "lua":
+        return timed(client, ("evalsha", "eval"),
+                     lambda: peer.sweep(queue, run_id, mix.max_stalled, n))
+    if way == "lua reading INFO":
+        return timed(client, ("evalsha", "eval"),
+                     lambda: peer.sweep_reading_info(queue, mix.max_stalled, n))
+    if way == "pipelined":
+        return timed(client, PIPELINED_COMMANDS,
+                     lambda: pipelined_sweep(client, queue, run_id, mix.max_stalled, n))
+    raise ValueError(f"no sweep way {way!r}: choose one of {', '.join(SWEEP_WAYS)}")
+
+
+def per_member_usec(client: redis.Redis, queue: Queue, n: int, mix: str = "counted",
+                    ways: tuple[str, ...] = ("native", "lua")) -> dict[str, float]:
+    """Server microseconds per expired member for each way of sweeping n of them."""
+    return {way: time_sweep(client, queue, way, n, mix).server_usec / n for way in ways}
+
+
+def info_call_usec(client: redis.Redis, calls: int = 200) -> float:
+    """What INFO server costs the server per call: the price stalled2_info pays every sweep."""
+    result = timed(client, ("info",), lambda: [client.info("server") for _ in range(calls)])
+    return result.server_usec / calls
+
+
+def same_verdicts(live_reply, scripted_reply) -> bool:
+    """True when two sweep replies list the same ids, recovered and dead, in the same order."""
+    return [list(part) for part in live_reply] == [list(part) for part in scripted_reply]
+
+
+
+def script_body(name: str) -> str:
+    """A script's own text, without the shared rules of common.lua that run before it."""
+    if name not in ScriptedPeer.NAMES:
+        raise ValueError(f"no script named {name!r}: choose one of {', '.join(ScriptedPeer.NAMES)}")
+    return resources.files("trafikey_lab.scripts").joinpath(f"{name}.lua").read_text()
+
+
+def small_measurement(client: redis.Redis, queue: Queue, n: int = 2000, info_calls: int = 200) -> str:
+    """A measurement small enough for a notebook: n expired leases (all counted) swept natively,
+    by stalled2 and by stalled2_info, and INFO server alone, in the server's own time."""
+    lines = []
+    for way, label in (("native", "EMQ.STALLED.CHECK"), ("lua", "stalled2"),
+                       ("lua reading INFO", "stalled2_info")):
+        run = time_sweep(client, queue, way, n, "counted")
+        lines.append(f"{label:<18} {n} expired leases in {run.server_usec / 1000:.2f} ms elapsed")
+    info = timed(client, ("info",), lambda: [client.info("server") for _ in range(info_calls)])
+    lines.append(f"{'INFO server':<18} {info_calls} calls in {info.server_usec / 1000:.2f} ms elapsed")
+    clear(client, queue)
+    return "\n".join(lines)
