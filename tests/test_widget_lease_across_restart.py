@@ -4,6 +4,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import threading  # noqa: E402
+
 import pytest  # noqa: E402
 
 from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_line  # noqa: E402
@@ -172,3 +174,27 @@ def test_comparison_rows_mark_agreement_and_name_what_differs():
     assert marks["claim"] == AGREE
     assert marks["sweep"].startswith(f"{DIFFER}: reply:")
     assert marks["verdict"] == f"{DIFFER}: counted/dead vs counted/recovered"
+
+
+def test_a_second_press_during_a_live_run_is_ignored_and_the_first_run_finishes(live):
+    # The page sends a second quick press before the button shows disabled, and the kernel
+    # may handle it while the first run is still playing: here it lands mid-run, on another
+    # thread, as the first run is about to restart the server.
+    widget = LeaseAcrossRestart(live=live)
+    widget.history.value = "restarted"
+    second = []
+
+    def press_again(change):
+        if change["new"].endswith(": restart") and not second:
+            second.append("pressed")
+            presser = threading.Thread(target=widget.run_live.click)
+            presser.start()
+            presser.join(timeout=30)
+            second.append(widget.status.value)
+
+    widget.status.observe(press_again, names="value")
+    widget.run_live.click()
+    assert second == ["pressed", "step 3 of 5: restart"], "the second press changed nothing"
+    assert widget.live_trace.outcome == "recovered"
+    assert "model and live agree at every step" in widget.status.value
+    assert not widget.run_live.disabled

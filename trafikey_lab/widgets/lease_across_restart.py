@@ -7,6 +7,7 @@ can pin them without a browser.
 """
 
 import html
+import threading
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -149,6 +150,7 @@ class LeaseAcrossRestart:
         self.plan = None
         self.live_trace: Trace | None = None
         self.drawn: dict | None = None
+        self._live_lock = threading.Lock()
 
         self.history.observe(self._changed, names="value")
         self.max_stalled.observe(self._changed, names="value")
@@ -202,7 +204,21 @@ class LeaseAcrossRestart:
             self.status.value = f"step {index + 1} of {count}: {action.replace('_', ' ')}"
 
     def _run_live(self, _button=None) -> None:
-        """Plays the chosen history on the live executor; any failure is shown, not raised."""
+        """Plays the chosen history on the live executor, one run at a time.
+
+        A press during a run is ignored: the page can send a second quick press before it
+        shows the button disabled, and the kernel may handle that press while the first run
+        is still playing (ipykernel dispatches widget messages alongside a running handler).
+        Two runs at once would clear, claim and restart under each other."""
+        if not self._live_lock.acquire(blocking=False):
+            return
+        try:
+            self._play_live()
+        finally:
+            self._live_lock.release()
+
+    def _play_live(self) -> None:
+        """Any failure of the live run is shown, not raised."""
         self.comparison.value = ""
         self.live_trace = None
         if self.live is None:
