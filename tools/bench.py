@@ -202,14 +202,14 @@ def report(machine, goals, curve, claims, pings, history, took, figure_name):
         "",
         "Written by `make bench` (`tools/bench.py`); every number below comes from one run on",
         "the machine described here, and none is asserted by any test. Sweep and claim costs",
-        "are the server's own microseconds (`INFO commandstats`), best of "
-        f"{REPEATS} runs; wall-clock per member (client included) is given beside them.",
+        f"are the server's own microseconds (`INFO commandstats`), best of {REPEATS} runs;",
+        "wall-clock per member (client included) is given beside them.",
         "",
         "## The machine",
         "",
-        f"- {machine['cores']} cores, load average {machine['load_before']} when the run started "
-        f"and {machine['load_after']} when it ended (other work on the machine slows every",
-        "  way alike and makes single numbers noisy: compare the ratios, run again to check).",
+        f"- {machine['cores']} cores; load average {machine['load_before']} when the run started,",
+        f"  {machine['load_after']} when it ended. Other work on the machine slows every way",
+        "  and makes single numbers noisy: compare the ratios, and run again to check.",
         f"- The whole bench took {took:.0f} s.",
     ]
     lines += [f"- {name}: {value}" for name, value in machine["versions"].items()]
@@ -233,8 +233,9 @@ def report(machine, goals, curve, claims, pings, history, took, figure_name):
             f"{row['native'][1]:.2f} / {row['lua'][1]:.2f} |")
     lines += [
         "",
-        "Mixes: " + "; ".join(f"**{m.name}**: {m.description}" for m in scripted.MIXES.values())
-        + ".",
+        "Mixes:",
+        "",
+        *(f"- **{m.name}**: {m.description}" for m in scripted.MIXES.values()),
         "",
         "## Per-member cost against the number of expired leases (all counted)",
         "",
