@@ -5,11 +5,23 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check
+.PHONY: lab app test setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
 	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+
+# make app  the projector app: the course's two widgets, no code, served by Voila on
+#           http://127.0.0.1:$(APP_PORT)/. Each page load runs its own kernel and live server.
+#           A page that closes shuts its kernel down itself (a beacon without an XSRF token,
+#           which this token-less loopback app accepts); the culler ends any kernel whose page
+#           vanished without saying so. APP_ARGS adds options (APP_ARGS=--no-browser).
+APP_PORT ?= 8866
+app: $(STAMP)
+	$(BIN)/voila app/projector.ipynb --Voila.ip=127.0.0.1 --port=$(APP_PORT) \
+		"--Voila.tornado_settings={'disable_check_xsrf': True}" \
+		--MappingKernelManager.cull_idle_timeout=120 \
+		--MappingKernelManager.cull_interval=30 $(APP_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
