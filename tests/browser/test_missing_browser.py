@@ -1,0 +1,56 @@
+"""Without a browser the suite says how to get one: it skips, or fails when CI requires it."""
+
+import os
+import subprocess
+import sys
+
+from . import conftest
+from .conftest import CHROMIUM_ENV, LAB_URL_ENV, REQUIRE_ENV, ROOT, find_chromium
+
+
+def test_with_no_browser_the_reason_names_the_install_command(monkeypatch, tmp_path):
+    monkeypatch.delenv(CHROMIUM_ENV, raising=False)
+    monkeypatch.setattr(conftest, "DEBIAN_CHROMIUM", tmp_path / "chromium")
+    path, reason = find_chromium()
+    assert path is None
+    assert "apt-get install chromium" in reason and CHROMIUM_ENV in reason
+
+
+def test_a_named_browser_that_is_not_an_executable_is_named_in_the_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv(CHROMIUM_ENV, str(tmp_path / "chrome"))
+    path, reason = find_chromium()
+    assert path is None
+    assert f"{CHROMIUM_ENV}={tmp_path / 'chrome'} is not an executable file" in reason
+
+
+def test_a_named_browser_is_preferred(monkeypatch, tmp_path):
+    named = tmp_path / "chrome"
+    named.write_text("#!/bin/sh\n")
+    named.chmod(0o755)
+    monkeypatch.setenv(CHROMIUM_ENV, str(named))
+    assert find_chromium() == (named, "")
+
+
+def run_suite_without_a_browser(**env) -> subprocess.CompletedProcess:
+    """One notebook's test of this suite, in a pytest of its own, with no browser to find."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in (REQUIRE_ENV, LAB_URL_ENV)}
+    environment.update({CHROMIUM_ENV: "/nonexistent/chromium", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-q",
+         "tests/browser/test_notebooks_in_lab.py", "-k", "start_here"],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
+
+
+def test_a_missing_browser_skips_the_suite_saying_why():
+    result = run_suite_without_a_browser()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 skipped" in result.stdout
+    assert "is not an executable file" in result.stdout and "apt-get install chromium" in result.stdout
+
+
+def test_a_missing_browser_fails_the_suite_when_a_browser_is_required():
+    result = run_suite_without_a_browser(**{REQUIRE_ENV: "1"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 error" in result.stdout
+    assert f"{REQUIRE_ENV}=1: a missing browser is a failure" in result.stdout

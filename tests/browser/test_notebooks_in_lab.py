@@ -1,0 +1,14 @@
+"""Every course notebook, cleared and run in JupyterLab in a real browser, shows no error."""
+
+import pytest
+
+from .notebook import COURSE
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_the_notebook_runs_in_the_browser_without_a_traceback_stderr_or_broken_widget(
+        notebooks, name):
+    run = notebooks.run(name)
+    counts = run.state()["counts"]
+    assert counts == list(range(1, len(counts) + 1)), "each cell ran once, in order, after the clear"
+    assert run.problems() == []

@@ -1,0 +1,161 @@
+"""The projector app (app/projector.ipynb) in the browser: served by `make app`, and by Voila
+under JupyterLab as a Binder link opens it. No code on the page, both widgets answer, Run live
+agrees, and a page that closes leaves neither its kernel nor its server behind."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from trafikey_lab import epoch
+
+from .conftest import ROOT, VIEWPORT
+from .lab import free_port
+from .notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
+from .widgets import ANSWER_TIMEOUT, LeaseAcrossRestartView, RunIdCheckerView
+
+APP = "app/projector.ipynb"
+RENDER_TIMEOUT = 120_000
+"""Milliseconds for a page load: Voila starts a kernel and runs the app, server included."""
+GONE_TIMEOUT = 30
+START_TIMEOUT = 60
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(1)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def wait_until(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} within {timeout} s")
+        time.sleep(0.25)
+
+
+def server_port(page) -> int:
+    """The port of the app's own valkey-server, from the line the app prints about it."""
+    found = re.search(r"with the trafikey module at redis://127\.0\.0\.1:(\d+)",
+                      page.locator("body").inner_text())
+    assert found, "the app names its live server"
+    return int(found.group(1))
+
+
+def kernel_id(page) -> str:
+    return page.evaluate(
+        "() => JSON.parse(document.getElementById('jupyter-config-data').textContent).kernelId")
+
+
+def shows_the_app(page) -> None:
+    """What the room sees: the guidance, no code, both widgets answering, Run live agreeing."""
+    expect(page.get_by_role("button", name="Run live")).to_be_visible(timeout=RENDER_TIMEOUT)
+    expect(page.locator("body")).not_to_contain_text(LOADING_WIDGET, timeout=ANSWER_TIMEOUT)
+    text = page.locator("body").inner_text()
+    assert "The lease epoch, live" in text and "One lease across a restart" in text
+    assert ERROR_WIDGET not in text
+    assert "course.setup(" not in text and "LeaseAcrossRestart(" not in text, "code is shown"
+    assert page.locator(".jp-InputArea-editor, .cm-editor, .CodeMirror").count() == 0, \
+        "code is shown"
+    assert page.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
+
+    checker = RunIdCheckerView(page)
+    checker.type(epoch.NOW.upper().decode())
+    checker.shows("shape check", "valid_run_id → false: character 2 is b'F', not one of 0-9 a-f")
+    lease = LeaseAcrossRestartView(page)
+    lease.run_live.click()
+    status = lease.wait_for_agreement()
+    assert "exempt = true, recovered" in status  # the app opens on the restarted history
+
+
+@pytest.fixture(scope="module")
+def make_app(browser):
+    """`make app` on a free port, run with this interpreter's environment and without the
+    stamp check (the suite must not reinstall the package halfway through); stopped after."""
+    port = free_port()
+    log = SCREENSHOTS / "make-app.log"
+    log.parent.mkdir(exist_ok=True)
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            ["make", "--no-print-directory", "-o", ".venv/.installed", "app",
+             f"APP_PORT={port}", "APP_ARGS=--no-browser", f"BIN={Path(sys.executable).parent}"],
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    try:
+        # The port, not the page: every page load starts a kernel.
+        wait_until(lambda: port_open(port) or process.poll() is not None, START_TIMEOUT,
+                   "make app did not listen")
+        assert process.poll() is None, f"make app exited:\n{log.read_text()}"
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+@pytest.fixture
+def app_page(context):
+    page = context.new_page()
+    yield page
+    if not page.is_closed():
+        page.close()
+
+
+def test_make_app_shows_both_widgets_without_code_and_both_answer(make_app, app_page):
+    app_page.goto(make_app)
+    shows_the_app(app_page)
+    app_page.screenshot(path=SCREENSHOTS / "app-make-app.png",
+                        full_page=True)
+
+
+def test_a_closed_app_page_leaves_neither_its_kernel_nor_its_server(make_app, app_page):
+    app_page.goto(make_app)
+    expect(app_page.get_by_role("button", name="Run live")).to_be_visible(
+        timeout=RENDER_TIMEOUT)
+    port, kernel = server_port(app_page), kernel_id(app_page)
+    assert port_open(port)
+
+    def kernel_gone() -> bool:
+        try:
+            urllib.request.urlopen(f"{make_app}api/kernels/{kernel}", timeout=10).close()
+            return False
+        except urllib.error.HTTPError as exc:
+            return exc.code == 404
+
+    assert not kernel_gone()
+    # Leaving the page runs its unload handlers, as closing the tab does in a browser.
+    app_page.goto("about:blank")
+    wait_until(kernel_gone, GONE_TIMEOUT, "the closed page's kernel was not shut down")
+    wait_until(lambda: not port_open(port), GONE_TIMEOUT,
+               "the closed page's valkey-server still listens")
+
+
+def test_the_app_under_jupyterlab_as_a_binder_link_opens_it(jupyterlab, browser):
+    # A fresh browser context, as a learner arriving from a Binder link: no JupyterLab page
+    # has been opened first.
+    context = browser.new_context(viewport=VIEWPORT)
+    before = jupyterlab.kernel_ids()
+    try:
+        page = context.new_page()
+        page.goto(jupyterlab.url(f"voila/render/{APP}"))
+        shows_the_app(page)
+        page.screenshot(path=SCREENSHOTS / "app-in-lab.png",
+                        full_page=True)
+    finally:
+        context.close()
+        for kernel in jupyterlab.kernel_ids() - before:
+            jupyterlab.shutdown_kernel(kernel)
