@@ -164,3 +164,25 @@ def test_dockerignore_sits_where_repo2docker_reads_it(build_pack, checkout, tmp_
     shutil.copytree(checkout, moved, symlinks=True)
     (moved / "binder" / ".dockerignore").rename(moved / ".dockerignore")
     assert set(ignored_examples()) - {".git/HEAD"} <= image_files(build_pack[0], moved)
+
+
+def binder_check():
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import binder_check
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    return binder_check
+
+
+def test_the_readme_binder_links_open_notebook_00_and_the_projector_app_which_exist():
+    urlpaths = binder_check().readme_urlpaths()
+    assert urlpaths == ["lab/tree/notebooks/00_start_here.ipynb",
+                        "voila/render/app/projector.ipynb"]
+    for urlpath in urlpaths:
+        assert (REPO / urlpath.split("/", 2)[2]).is_file(), urlpath
+
+
+def test_the_rehearsal_uses_the_python_version_binder_installs():
+    assert binder_check().binder_python() == "3.11"
+
