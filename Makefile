@@ -13,15 +13,14 @@ lab: $(STAMP)
 
 # make app  the projector app: the course's two widgets, no code, served by Voila on
 #           http://127.0.0.1:$(APP_PORT)/. Each page load runs its own kernel and live server.
-#           A page that closes shuts its kernel down itself (a beacon without an XSRF token,
-#           which this token-less loopback app accepts); the culler ends any kernel whose page
-#           vanished without saying so. APP_ARGS adds options (APP_ARGS=--no-browser).
+#           Its settings are app/voila.json: loopback only; a page that closes shuts its kernel
+#           down with a beacon that Voila 0.5 sends without the XSRF token its check wants, so
+#           the check is off (the app has no token, and a shutdown needs the kernel's random
+#           id); the culler ends a kernel whose page vanished silently, after two idle
+#           minutes. APP_ARGS adds options (APP_ARGS=--no-browser).
 APP_PORT ?= 8866
 app: $(STAMP)
-	$(BIN)/voila app/projector.ipynb --Voila.ip=127.0.0.1 --port=$(APP_PORT) \
-		"--Voila.tornado_settings={'disable_check_xsrf': True}" \
-		--MappingKernelManager.cull_idle_timeout=120 \
-		--MappingKernelManager.cull_interval=30 $(APP_ARGS)
+	$(BIN)/voila app/projector.ipynb --Voila.config_file_paths=app --port=$(APP_PORT) $(APP_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \

@@ -53,6 +53,7 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1400, "height": 1800}
+ACTION_TIMEOUT = 60_000
 
 
 def _missing(reason: str):
@@ -106,10 +107,17 @@ def jupyterlab(browser):
     server.stop()
 
 
+def new_context(browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    # Clicks and fills wait for their element this long: the machine may be busy.
+    context.set_default_timeout(ACTION_TIMEOUT)
+    return context
+
+
 @pytest.fixture(scope="session")
 def context(browser):
     """One browser context (cookies, storage) for every page of the session."""
-    context = browser.new_context(viewport=VIEWPORT)
+    context = new_context(browser)
     yield context
     context.close()
 

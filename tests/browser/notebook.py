@@ -60,7 +60,8 @@ _OUTPUTS = "(path) => {" + _PANEL + """
 _PAGE_TEXT = "(path) => {" + _PANEL + """
   const node = panel.content.node;
   return {text: node.textContent,
-          stderr: node.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"]').length};
+          stderr: node.querySelectorAll(
+            '[data-mime-type="application/vnd.jupyter.stderr"]').length};
 }"""
 
 ERROR_WIDGET = "Error displaying widget"
@@ -84,7 +85,8 @@ class NotebookRun:
         page = context.new_page()
         run = cls(lab, page, name, path)
         # A workspace of the suite's own, reset on load: no tab of an earlier session reopens.
-        page.goto(lab.url(f"lab/workspaces/trafikey-suite/tree/{path}", reset=""))
+        page.goto(lab.url(f"lab/workspaces/trafikey-suite/tree/{path}", reset=""),
+                  timeout=OPEN_TIMEOUT * 1000)
         page.wait_for_function(
             "(path) => window.jupyterapp && [...window.jupyterapp.shell.widgets('main')]"
             ".some(w => w.context && w.context.path === path)",

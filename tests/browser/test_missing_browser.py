@@ -46,7 +46,8 @@ def test_a_missing_browser_skips_the_suite_saying_why():
     result = run_suite_without_a_browser()
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 skipped" in result.stdout
-    assert "is not an executable file" in result.stdout and "apt-get install chromium" in result.stdout
+    assert "is not an executable file" in result.stdout
+    assert "apt-get install chromium" in result.stdout
 
 
 def test_a_missing_browser_fails_the_suite_when_a_browser_is_required():

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from trafikey_lab import epoch
 
-from .conftest import ROOT, VIEWPORT
+from .conftest import ROOT, new_context
 from .lab import free_port
 from .notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
 from .widgets import ANSWER_TIMEOUT, LeaseAcrossRestartView, RunIdCheckerView
@@ -116,14 +116,14 @@ def app_page(context):
 
 
 def test_make_app_shows_both_widgets_without_code_and_both_answer(make_app, app_page):
-    app_page.goto(make_app)
+    app_page.goto(make_app, timeout=RENDER_TIMEOUT)
     shows_the_app(app_page)
     app_page.screenshot(path=SCREENSHOTS / "app-make-app.png",
                         full_page=True)
 
 
 def test_a_closed_app_page_leaves_neither_its_kernel_nor_its_server(make_app, app_page):
-    app_page.goto(make_app)
+    app_page.goto(make_app, timeout=RENDER_TIMEOUT)
     expect(app_page.get_by_role("button", name="Run live")).to_be_visible(
         timeout=RENDER_TIMEOUT)
     port, kernel = server_port(app_page), kernel_id(app_page)
@@ -147,11 +147,11 @@ def test_a_closed_app_page_leaves_neither_its_kernel_nor_its_server(make_app, ap
 def test_the_app_under_jupyterlab_as_a_binder_link_opens_it(jupyterlab, browser):
     # A fresh browser context, as a learner arriving from a Binder link: no JupyterLab page
     # has been opened first.
-    context = browser.new_context(viewport=VIEWPORT)
+    context = new_context(browser)
     before = jupyterlab.kernel_ids()
     try:
         page = context.new_page()
-        page.goto(jupyterlab.url(f"voila/render/{APP}"))
+        page.goto(jupyterlab.url(f"voila/render/{APP}"), timeout=RENDER_TIMEOUT)
         shows_the_app(page)
         page.screenshot(path=SCREENSHOTS / "app-in-lab.png",
                         full_page=True)
