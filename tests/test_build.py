@@ -25,8 +25,10 @@ def test_c_excerpt_defaults_to_the_function_s_closing_brace():
 
 
 def test_c_excerpt_searches_below_after():
-    text = c_excerpt("/* Write pass. */", "if (!call_ok(hset))", after="static int extend_command(")
-    assert '"HSET", "!Escb", argv[2], "lease_epoch"' in text
+    text = c_excerpt("/* Write pass. */", "hset_effect(ctx, keys[1].handle", after="static int extend_command(")
+    # the first "Write pass" in the file is the claim's; below extend_command it is EXTEND's
+    assert "zadd_effect(ctx, &keys[0], deadline, &argv[3], 1);" in text
+    assert "claim.row" not in text
 
 
 def test_c_excerpt_names_a_marker_it_cannot_find():

@@ -50,15 +50,16 @@ MUTANTS = (
     # -- the module's C ------------------------------------------------------------------------
     Mutant(
         "sweep selects deadline < now (the live boundary test)",
-        MODULE, '"-inf", now,', '"-inf", now - 1,', (BOUNDARY_LIVE,),
+        MODULE, "(double)sweep->now, 0, 0)", "(double)sweep->now, 0, 1)", (BOUNDARY_LIVE,),
     ),
     Mutant(
         "sweep selects deadline < now (the differential harness)",
-        MODULE, '"-inf", now,', '"-inf", now - 1,', (BOUNDARY_DIFFERENTIAL,),
+        MODULE, "(double)sweep->now, 0, 0)", "(double)sweep->now, 0, 1)", (BOUNDARY_DIFFERENTIAL,),
     ),
     Mutant(
         "sweep dead-letters with a score one past its now",
-        MODULE, '"!Eslb", argv[3], now,', '"!Eslb", argv[3], now + 1,', (BOUNDARY_LIVE,),
+        MODULE, "&sweep->keys[2], sweep->now, dead,", "&sweep->keys[2], sweep->now + 1, dead,",
+        (BOUNDARY_LIVE,),
     ),
     Mutant(
         "exemption ignores the stamp's last byte",
@@ -77,24 +78,26 @@ MUTANTS = (
     Mutant(
         "CLAIM writes no stamp",
         MODULE,
-        '"HSET", "!Esccclcb", row, "state", "active", "attempts", attempts + 1,\n'
-        '                          "lease_epoch", cached_run_id, (size_t)RUN_ID_LEN);',
-        '"HSET", "!Escccl", row, "state", "active", "attempts", attempts + 1);',
+        "hset_effect(ctx, claim.row, claim.row_name, hset, 6);",
+        "hset_effect(ctx, claim.row, claim.row_name, hset, 4);",
         (VERBS + "test_claim_stamps_state_attempts_and_epoch_in_the_row",),
     ),
     Mutant(
         "EXTEND does not re-stamp",
         MODULE,
-        '"HSET", "!Escb", argv[2], "lease_epoch", cached_run_id, (size_t)RUN_ID_LEN);',
-        '"HSET", "!Escc", argv[2], "state", "active");',
+        "    ValkeyModuleString *hset[] = {lit.lease_epoch, lit.stamp};\n"
+        "    hset_effect(ctx, keys[1].handle",
+        "    ValkeyModuleString *hset[] = {lit.state, lit.active};\n"
+        "    hset_effect(ctx, keys[1].handle",
         (VERBS + "test_extend_of_a_live_lease_moves_the_deadline_and_restamps",),
     ),
     Mutant(
         "EXTENDS does not re-stamp",
         MODULE,
-        '"HSET", "!Escb", argv[4 + 3 * i], "lease_epoch",\n'
-        "                                                        cached_run_id, (size_t)RUN_ID_LEN);",
-        '"HSET", "!Escc", argv[4 + 3 * i], "state", "active");',
+        "        ValkeyModuleString *hset[] = {lit.lease_epoch, lit.stamp};\n"
+        "        hset_effect(ctx, ext[i].row",
+        "        ValkeyModuleString *hset[] = {lit.state, lit.active};\n"
+        "        hset_effect(ctx, ext[i].row",
         (VERBS + "test_extends_extends_the_live_leases_in_argument_order_under_one_deadline",),
     ),
     Mutant(
@@ -104,7 +107,9 @@ MUTANTS = (
     ),
     Mutant(
         "an exempt row gets stalled written",
-        MODULE, "if (m->verdict == VERDICT_EXEMPT) {", "if (0) {",
+        MODULE,
+        "} else if (member->verdict == VERDICT_RECOVERED) {",
+        "} else if (member->verdict == VERDICT_RECOVERED || member->verdict == VERDICT_EXEMPT) {",
         (VERBS + "test_sweep_recovers_a_foreign_lease_uncounted",),
     ),
     Mutant(
@@ -117,8 +122,8 @@ MUTANTS = (
     Mutant(
         "a ghost is left in active",
         MODULE,
-        "if (m->verdict == VERDICT_LANE) continue;",
-        "if (m->verdict == VERDICT_LANE || m->verdict == VERDICT_GHOST) continue;",
+        "if (member->verdict == VERDICT_LANE) continue;",
+        "if (member->verdict == VERDICT_LANE || member->verdict == VERDICT_GHOST) continue;",
         (VERBS + "test_sweep_removes_a_ghost_from_active_and_lists_it_nowhere",),
     ),
     Mutant(
@@ -128,36 +133,46 @@ MUTANTS = (
     Mutant(
         "the sweep skips the ACL check of the rows it derives",
         MODULE,
-        "        if (!row_permitted(ctx, m->row)) return reply_refusal(ctx, REFUSE_NOPERM);\n",
+        "        if (!caller_may_write(caller, member->row_name)) {\n"
+        "            why = REFUSE_NOPERM;\n"
+        "            break;\n"
+        "        }\n",
         "",
         (ACL_ROWS,),
     ),
     Mutant(
         "CLAIM skips the ACL check of the rows it derives",
         MODULE,
-        "if (!row_permitted(ctx, candidate)) return reply_refusal(ctx, REFUSE_NOPERM);",
-        "(void)candidate;",
+        "        if (!caller_may_write(caller, name)) {\n"
+        "            why = REFUSE_NOPERM;\n"
+        "            break;\n"
+        "        }\n",
+        "",
         (ACL_ROWS,),
     ),
     Mutant(
         "EXTENDS skips the ACL check of the rows it is given",
         MODULE,
-        "if (!row_permitted(ctx, row)) return reply_refusal(ctx, REFUSE_NOPERM);",
-        "(void)row_permitted;",
+        "        if (!caller_may_write(caller, row)) return REFUSE_NOPERM;\n",
+        "",
         (ACL_ARGUMENT_ROWS,),
     ),
     Mutant(
-        "CLAIM's deadline is not replicated",
+        "a ZADD's effect is not replicated (CLAIM's deadline among them)",
         MODULE,
-        '"ZADD", "!Esls", argv[2], deadline, claimed);',
-        '"ZADD", "Esls", argv[2], deadline, claimed);',
+        '    ValkeyModule_Replicate(ctx, "ZADD", "sv", key->name, pairs, 2 * count);\n',
+        "",
         (REPLICA,),
     ),
     Mutant(
         "a counted stall under the budget is not replicated",
         MODULE,
-        '"HSET", "!Escccl", m->row, "state", "pending", "stalled", m->stalled);',
-        '"HSET", "Escccl", m->row, "state", "pending", "stalled", m->stalled);',
+        "lit.state, lit.pending, lit.stalled,\n"
+        "                                          ValkeyModule_CreateStringFromLongLong(ctx, member->stalled)};\n"
+        "            hset_effect(ctx, member->row, member->row_name, hset, 4);",
+        "lit.state, lit.pending, lit.stalled,\n"
+        "                                          ValkeyModule_CreateStringFromLongLong(ctx, member->stalled)};\n"
+        "            ValkeyModule_HashSet(member->row, VKM_HASH_NONE, hset[0], hset[1], hset[2], hset[3], NULL);",
         (REPLICA,),
     ),
     Mutant(

@@ -18,11 +18,16 @@
  * the command handlers, then OnLoad. Every handler checks in the same order:
  * arity, arguments, declared key types, a read pass that decides everything
  * and may refuse, a write pass that cannot be refused, one reply. So a
- * refusal never leaves a partial write. All writes go through Call with the
- * '!' flag: replicas and the AOF receive the resulting HSET/ZADD/ZREM (with
- * the granting process's run_id and deadline), never the verb, whose replay
- * would stamp the replaying process instead.
+ * refusal never leaves a partial write.
+ *
+ * The data path is the low-level key API: each key is opened once, a row's
+ * fields are read in one hash read, and the writes change the keys in place.
+ * That API replicates nothing, notifies nobody and signals no WATCH, so each
+ * write does those itself (see "Writing" below): replicas and the AOF
+ * receive the HSET/ZADD/ZREM that carry the granting process's run_id and
+ * deadline, never the verb, whose replay would stamp the replaying process.
  */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -170,16 +175,6 @@ static int deadline_in_range(long long now, long long lease, long long *deadline
     return 1;
 }
 
-/* The TYPE command's answer as a key type number. */
-static int type_code(const char *name, size_t len)
-{
-    static const char *const names[] = {"none", "string", "list", "hash", "set", "zset"};
-    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++) {
-        if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0) return i;
-    }
-    return TYPE_OTHER;
-}
-
 /* ASCII case-insensitive equality of a buffer with a lower-case word. */
 static int word_is(const char *buf, size_t len, const char *lower)
 {
@@ -192,41 +187,52 @@ static int word_is(const char *buf, size_t len, const char *lower)
     return 1;
 }
 
+
 /* ------------------------------------------------------------------------ */
 /* The server's API, fetched by name at load                               */
 /* ------------------------------------------------------------------------ */
 
-#define TRAFIKEY_API(X)        \
-    X(Log)                     \
-    X(SetModuleAttribs)        \
-    X(IsModuleNameBusy)        \
-    X(CreateCommand)           \
-    X(GetServerInfo)           \
-    X(ServerInfoGetFieldC)     \
-    X(FreeServerInfo)          \
-    X(AutoMemory)              \
-    X(PoolAlloc)               \
-    X(Milliseconds)            \
-    X(GetContextFlags)         \
-    X(CreateString)            \
-    X(FreeString)              \
-    X(StringPtrLen)            \
-    X(StringToLongLong)        \
-    X(Call)                    \
-    X(CallReplyType)           \
-    X(CallReplyInteger)        \
-    X(CallReplyStringPtr)      \
-    X(CallReplyLength)         \
-    X(CallReplyArrayElement)   \
-    X(ReplyWithError)          \
-    X(ReplyWithArray)          \
-    X(ReplyWithLongLong)       \
-    X(ReplyWithStringBuffer)   \
-    X(ReplyWithNull)           \
-    X(WrongArity)              \
-    X(GetCurrentUserName)      \
+#define TRAFIKEY_API(X)          \
+    X(Log)                       \
+    X(SetModuleAttribs)          \
+    X(SetModuleOptions)          \
+    X(IsModuleNameBusy)          \
+    X(CreateCommand)             \
+    X(GetServerInfo)             \
+    X(ServerInfoGetFieldC)       \
+    X(FreeServerInfo)            \
+    X(AutoMemory)                \
+    X(PoolAlloc)                 \
+    X(Milliseconds)              \
+    X(GetContextFlags)           \
+    X(CreateString)              \
+    X(CreateStringFromLongLong)  \
+    X(StringPtrLen)              \
+    X(StringToLongLong)          \
+    X(OpenKey)                   \
+    X(KeyType)                   \
+    X(HashGet)                   \
+    X(HashSet)                   \
+    X(ZsetAdd)                   \
+    X(ZsetRem)                   \
+    X(ZsetScore)                 \
+    X(ZsetFirstInScoreRange)     \
+    X(ZsetRangeCurrentElement)   \
+    X(ZsetRangeNext)             \
+    X(ZsetRangeEndReached)       \
+    X(ZsetRangeStop)             \
+    X(Replicate)                 \
+    X(NotifyKeyspaceEvent)       \
+    X(SignalModifiedKey)         \
+    X(ReplyWithError)            \
+    X(ReplyWithArray)            \
+    X(ReplyWithLongLong)         \
+    X(ReplyWithString)           \
+    X(ReplyWithNull)             \
+    X(WrongArity)                \
+    X(GetCurrentUserName)        \
     X(GetModuleUserFromUserName) \
-    X(ACLCheckKeyPermissions)  \
+    X(ACLCheckKeyPermissions)    \
     X(FreeModuleUser)
 
 #define DECLARE_API(name) static vkm_##name ValkeyModule_##name;
@@ -280,6 +286,34 @@ static const char *load_epoch(ValkeyModuleCtx *ctx)
     return reason;
 }
 
+/* The field names and values the verbs read and write, and the cached run_id
+ * as the stamp they write: made once at load, outside any command, so a
+ * verb allocates no string it does not have to. */
+static struct {
+    ValkeyModuleString *state, *attempts, *lease_epoch, *stalled, *group;
+    ValkeyModuleString *active, *pending, *dead;
+    ValkeyModuleString *stamp;
+} lit;
+
+static ValkeyModuleString *literal(const char *text)
+{
+    return ValkeyModule_CreateString(NULL, text, strlen(text));
+}
+
+static void make_literals(void)
+{
+    if (lit.stamp != NULL) return;
+    lit.state = literal("state");
+    lit.attempts = literal("attempts");
+    lit.lease_epoch = literal("lease_epoch");
+    lit.stalled = literal("stalled");
+    lit.group = literal("group");
+    lit.active = literal("active");
+    lit.pending = literal("pending");
+    lit.dead = literal("dead");
+    lit.stamp = ValkeyModule_CreateString(NULL, cached_run_id, RUN_ID_LEN);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Talking to the server                                                    */
 /* ------------------------------------------------------------------------ */
@@ -296,15 +330,14 @@ static const char *load_epoch(ValkeyModuleCtx *ctx)
 #define ERR_NOPERM "NOPERM No permissions to access a key"
 
 /* Why a read pass refused, or REFUSE_NONE. */
-enum refusal { REFUSE_NONE = 0, REFUSE_WRONGTYPE, REFUSE_NOPERM, REFUSE_NOT_INTEGER, REFUSE_HOST };
+enum refusal { REFUSE_NONE = 0, REFUSE_WRONGTYPE, REFUSE_NOPERM, REFUSE_NOT_INTEGER };
 
 static int reply_refusal(ValkeyModuleCtx *ctx, enum refusal why)
 {
     switch (why) {
     case REFUSE_WRONGTYPE: return ValkeyModule_ReplyWithError(ctx, ERR_WRONGTYPE);
     case REFUSE_NOPERM: return ValkeyModule_ReplyWithError(ctx, ERR_NOPERM);
-    case REFUSE_NOT_INTEGER: return ValkeyModule_ReplyWithError(ctx, ERR_NOT_INTEGER);
-    default: return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
+    default: return ValkeyModule_ReplyWithError(ctx, ERR_NOT_INTEGER);
     }
 }
 
@@ -314,121 +347,256 @@ static int parse_at_least(ValkeyModuleString *arg, long long min, long long *out
     return ValkeyModule_StringToLongLong(arg, out) == VKM_OK && *out >= min;
 }
 
-/* A call that reached its command and did not answer an error. */
-static int call_ok(ValkeyModuleCallReply *reply)
+/* A key a verb reads and may write, opened once for the whole command. */
+struct key {
+    ValkeyModuleString *name;
+    ValkeyModuleKey *handle;
+};
+
+static int same_bytes(ValkeyModuleString *a, ValkeyModuleString *b)
 {
-    return reply != NULL && ValkeyModule_CallReplyType(reply) != VKM_REPLY_ERROR;
+    size_t a_len, b_len;
+    const char *a_ptr = ValkeyModule_StringPtrLen(a, &a_len);
+    const char *b_ptr = ValkeyModule_StringPtrLen(b, &b_len);
+    return a_len == b_len && memcmp(a_ptr, b_ptr, a_len) == 0;
 }
 
-/* The type of a key (TYPE_NONE when missing); 0 when the call failed. */
-static int read_type(ValkeyModuleCtx *ctx, ValkeyModuleString *key, int *type)
+/* Opens the declared keys for reading and writing. Opening for writing has
+ * no effect by itself: OnLoad sets NO_IMPLICIT_SIGNAL_MODIFIED, so closing a
+ * handle does not signal WATCH; only the writes below signal, and only the
+ * keys they change. A key named twice (one set passed as pending and as
+ * active, say) shares the first handle: a second one would still point at a
+ * set that the first emptied, and so deleted. */
+static void open_keys(ValkeyModuleCtx *ctx, ValkeyModuleString **names, int count, struct key *keys)
 {
-    size_t len;
-    ValkeyModuleCallReply *reply = ValkeyModule_Call(ctx, "TYPE", "Es", key);
+    for (int i = 0; i < count; i++) {
+        keys[i].name = names[i];
+        keys[i].handle = NULL;
+        for (int j = 0; j < i && keys[i].handle == NULL; j++) {
+            if (same_bytes(names[i], names[j])) keys[i].handle = keys[j].handle;
+        }
+        if (keys[i].handle == NULL) keys[i].handle = ValkeyModule_OpenKey(ctx, names[i], VKM_READ | VKM_WRITE);
+    }
+}
 
-    if (!call_ok(reply) || ValkeyModule_CallReplyType(reply) != VKM_REPLY_STRING) return 0;
-    const char *name = ValkeyModule_CallReplyStringPtr(reply, &len);
-    *type = type_code(name, len);
-    return 1;
+/* A key's type as the pure functions number it (TYPE_NONE when missing). */
+static int key_type(ValkeyModuleKey *handle)
+{
+    int type = ValkeyModule_KeyType(handle);
+    return type <= TYPE_ZSET ? type : TYPE_OTHER;
 }
 
 /* A declared sorted-set key must be a sorted set or missing. */
-static enum refusal check_zset(ValkeyModuleCtx *ctx, ValkeyModuleString *key)
+static enum refusal check_zset(const struct key *key)
 {
-    int type;
-
-    if (!read_type(ctx, key, &type)) return REFUSE_HOST;
+    int type = key_type(key->handle);
     return (type == TYPE_NONE || type == TYPE_ZSET) ? REFUSE_NONE : REFUSE_WRONGTYPE;
 }
 
-/* A hash field: 1 present (ptr and len set), 0 absent, -1 the call failed.
- * The pointer stays valid until the command returns (AutoMemory). */
-static int read_field(ValkeyModuleCtx *ctx, ValkeyModuleString *row, const char *field,
-                      const char **ptr, size_t *len)
-{
-    ValkeyModuleCallReply *reply = ValkeyModule_Call(ctx, "HGET", "Esc", row, field);
-
-    if (!call_ok(reply)) return -1;
-    int type = ValkeyModule_CallReplyType(reply);
-    if (type == VKM_REPLY_NULL) return 0;
-    if (type != VKM_REPLY_STRING) return -1;
-    *ptr = ValkeyModule_CallReplyStringPtr(reply, len);
-    return 1;
-}
-
-/* A row counter field: absent is 0, a present value must pass trafikey_counter. */
-static enum refusal read_counter(ValkeyModuleCtx *ctx, ValkeyModuleString *row, const char *field,
-                                 long long *value)
-{
-    const char *ptr = NULL;
-    size_t len = 0;
-    int found = read_field(ctx, row, field, &ptr, &len);
-
-    if (found < 0) return REFUSE_HOST;
-    *value = 0;
-    if (found == 1 && !trafikey_counter(ptr, len, value)) return REFUSE_NOT_INTEGER;
-    return REFUSE_NONE;
-}
-
 /* The row key of a job: prefix followed by the id, binary safe. */
-static ValkeyModuleString *row_key(ValkeyModuleCtx *ctx, ValkeyModuleString *prefix, const char *id,
-                                   size_t id_len)
+static ValkeyModuleString *row_key(ValkeyModuleCtx *ctx, ValkeyModuleString *prefix, ValkeyModuleString *id)
 {
-    size_t prefix_len;
+    size_t prefix_len, id_len;
     const char *prefix_ptr = ValkeyModule_StringPtrLen(prefix, &prefix_len);
+    const char *id_ptr = ValkeyModule_StringPtrLen(id, &id_len);
     char *buf = ValkeyModule_PoolAlloc(ctx, prefix_len + id_len + 1);
 
     memcpy(buf, prefix_ptr, prefix_len);
-    if (id_len > 0) memcpy(buf + prefix_len, id, id_len);
+    if (id_len > 0) memcpy(buf + prefix_len, id_ptr, id_len);
     return ValkeyModule_CreateString(ctx, buf, prefix_len + id_len);
 }
 
-/* The server checks the ACL of declared keys only; a row the module derives
- * from an id or takes as an argument is checked here, for read and update,
- * before it is read. Commands from the primary's link and from AOF loading
- * were already checked where they first ran, and have no user to ask. */
-static int row_permitted(ValkeyModuleCtx *ctx, ValkeyModuleString *row)
+/* A field read by HashGet as the pure functions take it: NULL when absent.
+ * The bytes live until the command returns (AutoMemory). */
+static const char *field_bytes(ValkeyModuleString *value, size_t *len)
 {
-    if (ValkeyModule_GetContextFlags(ctx) & (VKM_CTX_FLAGS_REPLICATED | VKM_CTX_FLAGS_LOADING)) return 1;
-    ValkeyModuleString *name = ValkeyModule_GetCurrentUserName(ctx);
-    if (name == NULL) return 1;
-    ValkeyModuleUser *user = ValkeyModule_GetModuleUserFromUserName(name);
-    ValkeyModule_FreeString(ctx, name);
-    if (user == NULL) return 0;
-    int permitted =
-        ValkeyModule_ACLCheckKeyPermissions(user, row, VKM_KEY_ACCESS | VKM_KEY_UPDATE) == VKM_OK;
-    ValkeyModule_FreeModuleUser(user);
-    return permitted;
+    *len = 0;
+    return value == NULL ? NULL : ValkeyModule_StringPtrLen(value, len);
 }
 
-/* The liveness test of EXTEND and EXTENDS on a row already known to be a
- * hash: id in active, state exactly "active", attempts equal to attempt.
- * attempts is read (and must be an integer) only when the rest holds, so a
- * stale worker meets a plain 0, not an error about a row it no longer owns. */
-static enum refusal lease_is_live(ValkeyModuleCtx *ctx, ValkeyModuleString *active,
-                                  ValkeyModuleString *row, ValkeyModuleString *id, long long attempt,
-                                  int *live)
+/* A row counter field: absent is 0, a present value must pass trafikey_counter. */
+static enum refusal counter_field(ValkeyModuleString *value, long long *out)
 {
-    const char *state = NULL;
-    size_t state_len = 0;
-    long long attempts;
+    size_t len;
+    const char *ptr = field_bytes(value, &len);
 
-    *live = 0;
-    ValkeyModuleCallReply *score = ValkeyModule_Call(ctx, "ZSCORE", "Ess", active, id);
-    if (!call_ok(score)) return REFUSE_HOST;
-    if (ValkeyModule_CallReplyType(score) == VKM_REPLY_NULL) return REFUSE_NONE;
-    int found = read_field(ctx, row, "state", &state, &state_len);
-    if (found < 0) return REFUSE_HOST;
-    if (found == 0 || state_len != 6 || memcmp(state, "active", 6) != 0) return REFUSE_NONE;
-    enum refusal why = read_counter(ctx, row, "attempts", &attempts);
-    if (why != REFUSE_NONE) return why;
-    *live = attempts == attempt;
+    *out = 0;
+    if (ptr != NULL && !trafikey_counter(ptr, len, out)) return REFUSE_NOT_INTEGER;
     return REFUSE_NONE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The caller's permissions                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The server checks the ACL of declared keys only; a row the module derives
+ * from an id or takes as an argument is checked here, for read and update,
+ * before it is read. The user is resolved once per command. Commands from
+ * the primary's link and from AOF loading were checked where they first ran
+ * and have no user to ask, and an internal client names none: for those,
+ * every row is permitted. A user that is gone permits nothing. */
+struct caller {
+    int checks;
+    ValkeyModuleUser *user;
+};
+
+static void caller_resolve(ValkeyModuleCtx *ctx, struct caller *caller)
+{
+    caller->checks = 0;
+    caller->user = NULL;
+    if (ValkeyModule_GetContextFlags(ctx) & (VKM_CTX_FLAGS_REPLICATED | VKM_CTX_FLAGS_LOADING)) return;
+    ValkeyModuleString *name = ValkeyModule_GetCurrentUserName(ctx);
+    if (name == NULL) return;
+    caller->checks = 1;
+    caller->user = ValkeyModule_GetModuleUserFromUserName(name);
+}
+
+static int caller_may_write(const struct caller *caller, ValkeyModuleString *row)
+{
+    if (!caller->checks) return 1;
+    return caller->user != NULL &&
+           ValkeyModule_ACLCheckKeyPermissions(caller->user, row, VKM_KEY_ACCESS | VKM_KEY_UPDATE) == VKM_OK;
+}
+
+/* FreeModuleUser frees the wrapper only; the server keeps the user. */
+static void caller_release(struct caller *caller)
+{
+    if (caller->user != NULL) ValkeyModule_FreeModuleUser(caller->user);
+    caller->user = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing: each effect as the plain command would leave it                 */
+/* ------------------------------------------------------------------------ */
+
+/* ZsetRem, ZsetAdd and HashSet change the dataset and nothing else, so each
+ * write below does the rest of what the plain command does, and the tests in
+ * tests/test_module_api_facts.py pin each of these facts:
+ * - Replicate sends the plain command with the bytes written here (the
+ *   stamp, the deadline computed here) to replicas and the AOF. The server
+ *   wraps all the effects one verb replicates in one MULTI/EXEC (inside a
+ *   client's MULTI/EXEC, in that one), so a replica applies a verb whole.
+ *   ReplicateVerbatim would send the verb, and its replay would stamp the
+ *   replaying process and move the deadline.
+ * - NotifyKeyspaceEvent sends the plain command's event to subscribers.
+ * - SignalModifiedKey aborts the EXEC of every client that WATCHes the key,
+ *   and only of those whose key really changed. */
+
+/* ZREM key member [member ...], for members read from the set in this
+ * command, so every one is removed. */
+static void zrem_effect(ValkeyModuleCtx *ctx, const struct key *key, ValkeyModuleString **members, size_t count)
+{
+    for (size_t i = 0; i < count; i++) ValkeyModule_ZsetRem(key->handle, members[i], NULL);
+    ValkeyModule_Replicate(ctx, "ZREM", "sv", key->name, members, count);
+    ValkeyModule_NotifyKeyspaceEvent(ctx, VKM_NOTIFY_ZSET, "zrem", key->name);
+    /* ZsetRem deletes the set it empties, as ZREM does; ZREM then sends del. */
+    if (ValkeyModule_KeyType(key->handle) == VKM_KEYTYPE_EMPTY) {
+        ValkeyModule_NotifyKeyspaceEvent(ctx, VKM_NOTIFY_GENERIC, "del", key->name);
+    }
+    ValkeyModule_SignalModifiedKey(ctx, key->name);
+}
+
+/* ZADD key score member [score member ...], every member with one score.
+ * Like ZADD, it replicates, notifies and signals only when the set changed:
+ * members already there with that score are left as they are. */
+static void zadd_effect(ValkeyModuleCtx *ctx, const struct key *key, long long score, ValkeyModuleString **members,
+                        size_t count)
+{
+    int changed = 0;
+
+    for (size_t i = 0; i < count; i++) {
+        int flags = 0;
+        ValkeyModule_ZsetAdd(key->handle, (double)score, members[i], &flags);
+        changed |= flags & (VKM_ZADD_ADDED | VKM_ZADD_UPDATED);
+    }
+    if (!changed) return;
+    ValkeyModuleString *score_text = ValkeyModule_CreateStringFromLongLong(ctx, score);
+    ValkeyModuleString **pairs = ValkeyModule_PoolAlloc(ctx, 2 * count * sizeof *pairs);
+    for (size_t i = 0; i < count; i++) {
+        pairs[2 * i] = score_text;
+        pairs[2 * i + 1] = members[i];
+    }
+    ValkeyModule_Replicate(ctx, "ZADD", "sv", key->name, pairs, 2 * count);
+    ValkeyModule_NotifyKeyspaceEvent(ctx, VKM_NOTIFY_ZSET, "zadd", key->name);
+    ValkeyModule_SignalModifiedKey(ctx, key->name);
+}
+
+/* HSET row field value [field value ...], given as count alternating names
+ * and values. HSET replicates, notifies and signals even when every value
+ * was already there, and so does this. */
+static void hset_effect(ValkeyModuleCtx *ctx, ValkeyModuleKey *row, ValkeyModuleString *name,
+                        ValkeyModuleString **pairs, size_t count)
+{
+    for (size_t i = 0; i + 1 < count; i += 2) {
+        ValkeyModule_HashSet(row, VKM_HASH_NONE, pairs[i], pairs[i + 1], NULL);
+    }
+    ValkeyModule_Replicate(ctx, "HSET", "sv", name, pairs, count);
+    ValkeyModule_NotifyKeyspaceEvent(ctx, VKM_NOTIFY_HASH, "hset", name);
+    ValkeyModule_SignalModifiedKey(ctx, name);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                 */
 /* ------------------------------------------------------------------------ */
+
+/* The claim's read pass, over pending from its head. */
+struct claim {
+    ValkeyModuleString **removals; /* the ghosts, then the claimed id */
+    size_t removal_count;
+    ValkeyModuleString *id;        /* NULL: nothing to claim */
+    ValkeyModuleString *row_name;
+    ValkeyModuleKey *row;
+    long long attempts;            /* as stored; the claim writes attempts + 1 */
+};
+
+/* Walks pending in claim order (lowest score, then lowest id bytewise: the
+ * order of the set's own iterator) until a row that is a hash. A missing row
+ * is a ghost, kept for removal; a row of another type refuses the claim. */
+static enum refusal plan_claim(ValkeyModuleCtx *ctx, const struct key *pending, ValkeyModuleString *prefix,
+                               const struct caller *caller, struct claim *claim)
+{
+    size_t cap = 0;
+    enum refusal why = REFUSE_NONE;
+
+    memset(claim, 0, sizeof *claim);
+    if (ValkeyModule_ZsetFirstInScoreRange(pending->handle, -HUGE_VAL, HUGE_VAL, 0, 0) != VKM_OK) {
+        return REFUSE_NONE;
+    }
+    while (!ValkeyModule_ZsetRangeEndReached(pending->handle)) {
+        ValkeyModuleString *id = ValkeyModule_ZsetRangeCurrentElement(pending->handle, NULL);
+        ValkeyModuleString *name = row_key(ctx, prefix, id);
+        if (!caller_may_write(caller, name)) {
+            why = REFUSE_NOPERM;
+            break;
+        }
+        ValkeyModuleKey *row = ValkeyModule_OpenKey(ctx, name, VKM_READ | VKM_WRITE);
+        int type = key_type(row);
+        if (type != TYPE_NONE && type != TYPE_HASH) {
+            why = REFUSE_WRONGTYPE;
+            break;
+        }
+        if (claim->removal_count == cap) {
+            cap = cap ? cap * 2 : 8;
+            ValkeyModuleString **grown = ValkeyModule_PoolAlloc(ctx, cap * sizeof *grown);
+            if (claim->removal_count > 0) memcpy(grown, claim->removals, claim->removal_count * sizeof *grown);
+            claim->removals = grown;
+        }
+        claim->removals[claim->removal_count++] = id;
+        if (type == TYPE_HASH) {
+            ValkeyModuleString *attempts = NULL;
+            ValkeyModule_HashGet(row, VKM_HASH_NONE, lit.attempts, &attempts, NULL);
+            if ((why = counter_field(attempts, &claim->attempts)) == REFUSE_NONE) {
+                claim->id = id;
+                claim->row_name = name;
+                claim->row = row;
+            }
+            break;
+        }
+        if (!ValkeyModule_ZsetRangeNext(pending->handle)) break;
+    }
+    ValkeyModule_ZsetRangeStop(pending->handle);
+    return why;
+}
 
 /* EMQ.CLAIM <pending> <active> <prefix> <lease_ms>
  *
@@ -441,7 +609,10 @@ static enum refusal lease_is_live(ValkeyModuleCtx *ctx, ValkeyModuleString *acti
  * never without the stamp of the process that granted its lease. */
 static int claim_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc)
 {
-    long long lease, now, deadline, attempts = 0;
+    long long lease, now, deadline;
+    struct key keys[2]; /* pending, active */
+    struct caller caller;
+    struct claim claim;
     enum refusal why;
 
     ValkeyModule_AutoMemory(ctx);
@@ -449,67 +620,55 @@ static int claim_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int ar
     if (!parse_at_least(argv[4], 1, &lease)) return ValkeyModule_ReplyWithError(ctx, ERR_LEASE);
     now = ValkeyModule_Milliseconds();
     if (!deadline_in_range(now, lease, &deadline)) return ValkeyModule_ReplyWithError(ctx, ERR_DEADLINE);
-    if ((why = check_zset(ctx, argv[1])) != REFUSE_NONE) return reply_refusal(ctx, why);
-    if ((why = check_zset(ctx, argv[2])) != REFUSE_NONE) return reply_refusal(ctx, why);
+    open_keys(ctx, &argv[1], 2, keys);
+    if ((why = check_zset(&keys[0])) != REFUSE_NONE) return reply_refusal(ctx, why);
+    if ((why = check_zset(&keys[1])) != REFUSE_NONE) return reply_refusal(ctx, why);
     if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
 
-    /* Read pass: walk pending by rank until a hash row; ghosts pile up in
-     * removals, and the claimed id joins them for one ZREM. */
-    ValkeyModuleString **removals = NULL;
-    size_t removal_count = 0, removal_cap = 0;
-    ValkeyModuleString *claimed = NULL, *row = NULL;
-    for (long long rank = 0;; rank++) {
-        size_t id_len;
-        int type;
-        ValkeyModuleCallReply *head = ValkeyModule_Call(ctx, "ZRANGE", "Esll", argv[1], rank, rank);
-        if (!call_ok(head) || ValkeyModule_CallReplyType(head) != VKM_REPLY_ARRAY) {
-            return reply_refusal(ctx, REFUSE_HOST);
-        }
-        if (ValkeyModule_CallReplyLength(head) == 0) break;
-        const char *id = ValkeyModule_CallReplyStringPtr(ValkeyModule_CallReplyArrayElement(head, 0), &id_len);
-        ValkeyModuleString *candidate = row_key(ctx, argv[3], id, id_len);
-        if (!row_permitted(ctx, candidate)) return reply_refusal(ctx, REFUSE_NOPERM);
-        if (!read_type(ctx, candidate, &type)) return reply_refusal(ctx, REFUSE_HOST);
-        if (type != TYPE_NONE && type != TYPE_HASH) return reply_refusal(ctx, REFUSE_WRONGTYPE);
-        if (type == TYPE_HASH) {
-            if ((why = read_counter(ctx, candidate, "attempts", &attempts)) != REFUSE_NONE) {
-                return reply_refusal(ctx, why);
-            }
-            row = candidate;
-        }
-        if (removal_count == removal_cap) {
-            size_t cap = removal_cap ? removal_cap * 2 : 8;
-            ValkeyModuleString **grown = ValkeyModule_PoolAlloc(ctx, cap * sizeof *grown);
-            if (removal_count > 0) memcpy(grown, removals, removal_count * sizeof *grown);
-            removals = grown;
-            removal_cap = cap;
-        }
-        removals[removal_count++] = ValkeyModule_CreateString(ctx, id, id_len);
-        if (row != NULL) {
-            claimed = removals[removal_count - 1];
-            break;
-        }
-    }
+    /* Read pass. */
+    caller_resolve(ctx, &caller);
+    why = plan_claim(ctx, &keys[0], argv[3], &caller, &claim);
+    caller_release(&caller);
+    if (why != REFUSE_NONE) return reply_refusal(ctx, why);
 
-    /* Write pass. */
-    if (removal_count > 0) {
-        ValkeyModuleCallReply *zrem = ValkeyModule_Call(ctx, "ZREM", "!Esv", argv[1], removals, removal_count);
-        if (!call_ok(zrem)) return reply_refusal(ctx, REFUSE_HOST);
-    }
-    if (claimed == NULL) return ValkeyModule_ReplyWithNull(ctx);
-    ValkeyModuleCallReply *hset =
-        ValkeyModule_Call(ctx, "HSET", "!Esccclcb", row, "state", "active", "attempts", attempts + 1,
-                          "lease_epoch", cached_run_id, (size_t)RUN_ID_LEN);
-    if (!call_ok(hset)) return reply_refusal(ctx, REFUSE_HOST);
-    ValkeyModuleCallReply *zadd = ValkeyModule_Call(ctx, "ZADD", "!Esls", argv[2], deadline, claimed);
-    if (!call_ok(zadd)) return reply_refusal(ctx, REFUSE_HOST);
+    /* Write pass: one ZREM for the ghosts and the claimed id, then the row's
+     * one HSET (state, attempts and the stamp), then the lease in active. */
+    if (claim.removal_count > 0) zrem_effect(ctx, &keys[0], claim.removals, claim.removal_count);
+    if (claim.id == NULL) return ValkeyModule_ReplyWithNull(ctx);
+    ValkeyModuleString *hset[] = {lit.state,       lit.active,
+                                  lit.attempts,    ValkeyModule_CreateStringFromLongLong(ctx, claim.attempts + 1),
+                                  lit.lease_epoch, lit.stamp};
+    hset_effect(ctx, claim.row, claim.row_name, hset, 6);
+    zadd_effect(ctx, &keys[1], deadline, &claim.id, 1);
 
-    size_t id_len;
-    const char *id = ValkeyModule_StringPtrLen(claimed, &id_len);
     ValkeyModule_ReplyWithArray(ctx, 3);
-    ValkeyModule_ReplyWithStringBuffer(ctx, id, id_len);
-    ValkeyModule_ReplyWithLongLong(ctx, attempts + 1);
+    ValkeyModule_ReplyWithString(ctx, claim.id);
+    ValkeyModule_ReplyWithLongLong(ctx, claim.attempts + 1);
     return ValkeyModule_ReplyWithLongLong(ctx, deadline);
+}
+
+/* The liveness test of EXTEND and EXTENDS on a row already known to be a
+ * hash: id in active, state exactly "active", attempts equal to attempt.
+ * Both fields come from one hash read, but attempts must be an integer only
+ * when the rest holds, so a stale worker meets a plain 0, not an error about
+ * a row it no longer owns. */
+static enum refusal lease_is_live(const struct key *active, ValkeyModuleKey *row, ValkeyModuleString *id,
+                                  long long attempt, int *live)
+{
+    ValkeyModuleString *state = NULL, *attempts_field = NULL;
+    size_t state_len;
+    long long attempts;
+    double score;
+
+    *live = 0;
+    if (ValkeyModule_ZsetScore(active->handle, id, &score) != VKM_OK) return REFUSE_NONE;
+    ValkeyModule_HashGet(row, VKM_HASH_NONE, lit.state, &state, lit.attempts, &attempts_field, NULL);
+    const char *state_ptr = field_bytes(state, &state_len);
+    if (state_ptr == NULL || state_len != 6 || memcmp(state_ptr, "active", 6) != 0) return REFUSE_NONE;
+    enum refusal why = counter_field(attempts_field, &attempts);
+    if (why != REFUSE_NONE) return why;
+    *live = attempts == attempt;
+    return REFUSE_NONE;
 }
 
 /* EMQ.EXTEND <active> <row> <id> <attempt> <lease_ms>
@@ -522,6 +681,7 @@ static int claim_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int ar
 static int extend_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc)
 {
     long long attempt, lease, now, deadline;
+    struct key keys[2]; /* active, row */
     int row_type, live = 0;
     enum refusal why;
 
@@ -531,26 +691,56 @@ static int extend_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int a
     if (!parse_at_least(argv[5], 1, &lease)) return ValkeyModule_ReplyWithError(ctx, ERR_LEASE);
     now = ValkeyModule_Milliseconds();
     if (!deadline_in_range(now, lease, &deadline)) return ValkeyModule_ReplyWithError(ctx, ERR_DEADLINE);
-    if ((why = check_zset(ctx, argv[1])) != REFUSE_NONE) return reply_refusal(ctx, why);
-    if (!read_type(ctx, argv[2], &row_type)) return reply_refusal(ctx, REFUSE_HOST);
+    open_keys(ctx, &argv[1], 2, keys);
+    if ((why = check_zset(&keys[0])) != REFUSE_NONE) return reply_refusal(ctx, why);
+    row_type = key_type(keys[1].handle);
     if (row_type != TYPE_NONE && row_type != TYPE_HASH) return reply_refusal(ctx, REFUSE_WRONGTYPE);
     if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
 
     /* Read pass. */
     if (row_type == TYPE_HASH) {
-        if ((why = lease_is_live(ctx, argv[1], argv[2], argv[3], attempt, &live)) != REFUSE_NONE) {
+        if ((why = lease_is_live(&keys[0], keys[1].handle, argv[3], attempt, &live)) != REFUSE_NONE) {
             return reply_refusal(ctx, why);
         }
     }
     if (!live) return ValkeyModule_ReplyWithLongLong(ctx, 0);
 
     /* Write pass. */
-    ValkeyModuleCallReply *zadd = ValkeyModule_Call(ctx, "ZADD", "!Esls", argv[1], deadline, argv[3]);
-    if (!call_ok(zadd)) return reply_refusal(ctx, REFUSE_HOST);
-    ValkeyModuleCallReply *hset =
-        ValkeyModule_Call(ctx, "HSET", "!Escb", argv[2], "lease_epoch", cached_run_id, (size_t)RUN_ID_LEN);
-    if (!call_ok(hset)) return reply_refusal(ctx, REFUSE_HOST);
+    zadd_effect(ctx, &keys[0], deadline, &argv[3], 1);
+    ValkeyModuleString *hset[] = {lit.lease_epoch, lit.stamp};
+    hset_effect(ctx, keys[1].handle, keys[1].name, hset, 2);
     return ValkeyModule_ReplyWithLongLong(ctx, 1);
+}
+
+/* One triple of EXTENDS, as its read pass found it. */
+struct extension {
+    ValkeyModuleKey *row;
+    long long attempt;
+    int live;
+};
+
+/* EXTENDS' read pass: each triple's row is checked for the caller's
+ * permission before it is read, then opened and tested. */
+static enum refusal plan_extends(ValkeyModuleCtx *ctx, const struct key *active, ValkeyModuleString **triples,
+                                 size_t count, const struct caller *caller, struct extension *ext,
+                                 long *live_count)
+{
+    enum refusal why;
+
+    *live_count = 0;
+    for (size_t i = 0; i < count; i++) {
+        ValkeyModuleString *id = triples[3 * i], *row = triples[3 * i + 1];
+        if (!caller_may_write(caller, row)) return REFUSE_NOPERM;
+        ext[i].row = ValkeyModule_OpenKey(ctx, row, VKM_READ | VKM_WRITE);
+        int type = key_type(ext[i].row);
+        if (type == TYPE_NONE) continue;
+        if (type != TYPE_HASH) return REFUSE_WRONGTYPE;
+        if ((why = lease_is_live(active, ext[i].row, id, ext[i].attempt, &ext[i].live)) != REFUSE_NONE) {
+            return why;
+        }
+        *live_count += ext[i].live;
+    }
+    return REFUSE_NONE;
 }
 
 /* EMQ.EXTENDS <active> <lease_ms> <id> <row> <attempt> [<id> <row> <attempt> ...]
@@ -564,6 +754,9 @@ static int extend_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int a
 static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc)
 {
     long long lease, now, deadline;
+    struct key active;
+    struct caller caller;
+    long live_count;
     enum refusal why;
 
     ValkeyModule_AutoMemory(ctx);
@@ -572,61 +765,212 @@ static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
     now = ValkeyModule_Milliseconds();
     if (!deadline_in_range(now, lease, &deadline)) return ValkeyModule_ReplyWithError(ctx, ERR_DEADLINE);
     size_t count = (size_t)(argc - 3) / 3;
-    long long *attempts = ValkeyModule_PoolAlloc(ctx, count * sizeof *attempts);
+    ValkeyModuleString **triples = &argv[3];
+    struct extension *ext = ValkeyModule_PoolAlloc(ctx, count * sizeof *ext);
     for (size_t i = 0; i < count; i++) {
-        if (!parse_at_least(argv[5 + 3 * i], 0, &attempts[i])) {
+        ext[i].row = NULL;
+        ext[i].live = 0;
+        if (!parse_at_least(triples[3 * i + 2], 0, &ext[i].attempt)) {
             return ValkeyModule_ReplyWithError(ctx, ERR_ATTEMPT);
         }
     }
-    if ((why = check_zset(ctx, argv[1])) != REFUSE_NONE) return reply_refusal(ctx, why);
+    open_keys(ctx, &argv[1], 1, &active);
+    if ((why = check_zset(&active)) != REFUSE_NONE) return reply_refusal(ctx, why);
     if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
 
     /* Read pass. */
-    int *live = ValkeyModule_PoolAlloc(ctx, count * sizeof *live);
-    long live_count = 0;
-    for (size_t i = 0; i < count; i++) {
-        ValkeyModuleString *id = argv[3 + 3 * i], *row = argv[4 + 3 * i];
-        int type;
-        live[i] = 0;
-        if (!row_permitted(ctx, row)) return reply_refusal(ctx, REFUSE_NOPERM);
-        if (!read_type(ctx, row, &type)) return reply_refusal(ctx, REFUSE_HOST);
-        if (type == TYPE_NONE) continue;
-        if (type != TYPE_HASH) return reply_refusal(ctx, REFUSE_WRONGTYPE);
-        if ((why = lease_is_live(ctx, argv[1], row, id, attempts[i], &live[i])) != REFUSE_NONE) {
-            return reply_refusal(ctx, why);
-        }
-        live_count += live[i];
-    }
+    caller_resolve(ctx, &caller);
+    why = plan_extends(ctx, &active, triples, count, &caller, ext, &live_count);
+    caller_release(&caller);
+    if (why != REFUSE_NONE) return reply_refusal(ctx, why);
 
-    /* Write pass. */
+    /* Write pass: one ZADD of every live lease, then each row's stamp. */
+    ValkeyModuleString **ids = ValkeyModule_PoolAlloc(ctx, count * sizeof *ids);
+    size_t id_count = 0;
     for (size_t i = 0; i < count; i++) {
-        if (!live[i]) continue;
-        ValkeyModuleCallReply *zadd =
-            ValkeyModule_Call(ctx, "ZADD", "!Esls", argv[1], deadline, argv[3 + 3 * i]);
-        if (!call_ok(zadd)) return reply_refusal(ctx, REFUSE_HOST);
-        ValkeyModuleCallReply *hset = ValkeyModule_Call(ctx, "HSET", "!Escb", argv[4 + 3 * i], "lease_epoch",
-                                                        cached_run_id, (size_t)RUN_ID_LEN);
-        if (!call_ok(hset)) return reply_refusal(ctx, REFUSE_HOST);
+        if (ext[i].live) ids[id_count++] = triples[3 * i];
+    }
+    if (id_count > 0) zadd_effect(ctx, &active, deadline, ids, id_count);
+    for (size_t i = 0; i < count; i++) {
+        if (!ext[i].live) continue;
+        ValkeyModuleString *hset[] = {lit.lease_epoch, lit.stamp};
+        hset_effect(ctx, ext[i].row, triples[3 * i + 1], hset, 2);
     }
 
     ValkeyModule_ReplyWithArray(ctx, live_count);
     for (size_t i = 0; i < count; i++) {
-        if (!live[i]) continue;
-        size_t id_len;
-        const char *id = ValkeyModule_StringPtrLen(argv[3 + 3 * i], &id_len);
-        ValkeyModule_ReplyWithStringBuffer(ctx, id, id_len);
+        if (ext[i].live) ValkeyModule_ReplyWithString(ctx, triples[3 * i]);
     }
     return VKM_OK;
 }
 
 /* One expired member of active, as the sweep's read pass decided it. */
 struct swept {
-    const char *id;
-    size_t id_len;
-    ValkeyModuleString *row;
+    ValkeyModuleString *id;
+    ValkeyModuleString *row_name;
+    ValkeyModuleKey *row;
     int verdict;
     long long stalled;
 };
+
+/* One sweep: its keys, its arguments, its one now, and what it decided. */
+struct sweep {
+    struct key keys[3]; /* active, pending, dead */
+    ValkeyModuleString *prefix;
+    long long max_stalled, limit, now;
+    struct swept *members;
+    size_t count;
+    long recovered_count, dead_count;
+};
+
+/* The model's decide_row: the verdict on one member's row. The row is opened
+ * once and group, lease_epoch and stalled come from one hash read; the
+ * decision still asks for them one at a time and is shown only what it
+ * asked for, so a lane's or an exempt row's stalled never reaches it. */
+static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, struct swept *member)
+{
+    ValkeyModuleString *group = NULL, *epoch = NULL, *stalled = NULL;
+    struct trafikey_seen seen;
+    struct trafikey_step step;
+
+    member->row = ValkeyModule_OpenKey(ctx, member->row_name, VKM_READ | VKM_WRITE);
+    int type = key_type(member->row);
+    if (type == TYPE_HASH) {
+        ValkeyModule_HashGet(member->row, VKM_HASH_NONE, lit.group, &group, lit.lease_epoch, &epoch, lit.stalled,
+                             &stalled, NULL);
+    }
+    memset(&seen, 0, sizeof seen);
+    for (;;) {
+        trafikey_decide_member(cached_run_id, RUN_ID_LEN, sweep->max_stalled, &seen, &step);
+        if (step.need == NEED_NOTHING) break;
+        switch (step.need) {
+        case NEED_TYPE:
+            seen.type = type;
+            seen.type_read = 1;
+            break;
+        case NEED_GROUP:
+            seen.group_present = group != NULL;
+            seen.group_read = 1;
+            break;
+        case NEED_EPOCH:
+            seen.epoch = field_bytes(epoch, &seen.epoch_len);
+            seen.epoch_read = 1;
+            break;
+        default:
+            seen.stalled = field_bytes(stalled, &seen.stalled_len);
+            seen.stalled_read = 1;
+            break;
+        }
+    }
+    if (step.verdict == VERDICT_WRONGTYPE) return REFUSE_WRONGTYPE;
+    if (step.verdict == VERDICT_NOT_INTEGER) return REFUSE_NOT_INTEGER;
+    member->verdict = step.verdict;
+    member->stalled = step.stalled;
+    return REFUSE_NONE;
+}
+
+/* The model's plan_sweep, the read pass: the members ZRANGE <active> -inf
+ * <now> BYSCORE LIMIT 0 <limit> lists (earliest deadline first, then id
+ * bytewise), each with its verdict. Each row is checked for the caller's
+ * permission before it is read. Stops at the first refusal, before any
+ * write. */
+static enum refusal plan_sweep(ValkeyModuleCtx *ctx, struct sweep *sweep, const struct caller *caller)
+{
+    ValkeyModuleKey *active = sweep->keys[0].handle;
+    size_t cap = 0;
+    enum refusal why = REFUSE_NONE;
+
+    sweep->members = NULL;
+    sweep->count = 0;
+    sweep->recovered_count = sweep->dead_count = 0;
+    if (ValkeyModule_ZsetFirstInScoreRange(active, -HUGE_VAL, (double)sweep->now, 0, 0) != VKM_OK) {
+        return REFUSE_NONE;
+    }
+    while (!ValkeyModule_ZsetRangeEndReached(active) && (long long)sweep->count < sweep->limit) {
+        if (sweep->count == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct swept *grown = ValkeyModule_PoolAlloc(ctx, cap * sizeof *grown);
+            if (sweep->count > 0) memcpy(grown, sweep->members, sweep->count * sizeof *grown);
+            sweep->members = grown;
+        }
+        struct swept *member = &sweep->members[sweep->count++];
+        member->id = ValkeyModule_ZsetRangeCurrentElement(active, NULL);
+        member->row_name = row_key(ctx, sweep->prefix, member->id);
+        if (!caller_may_write(caller, member->row_name)) {
+            why = REFUSE_NOPERM;
+            break;
+        }
+        if ((why = decide_row(ctx, sweep, member)) != REFUSE_NONE) break;
+        if (member->verdict == VERDICT_EXEMPT || member->verdict == VERDICT_RECOVERED) sweep->recovered_count++;
+        if (member->verdict == VERDICT_DEAD) sweep->dead_count++;
+        if (!ValkeyModule_ZsetRangeNext(active)) break;
+    }
+    ValkeyModule_ZsetRangeStop(active);
+    return why;
+}
+
+/* The model's sweep_writes, for the whole sweep: the writes the verdicts
+ * imply, gathered by key. One ZREM takes every member but the lane rows out
+ * of active, one ZADD puts the exempt and recovered in pending (score 0) and
+ * one the dead in dead (score now), then each row gets its HSET, in sweep
+ * order. The dataset ends as the model's member-by-member writes leave it
+ * (the members are distinct, so no write undoes another), with one effect
+ * to replicate, notify and signal per set instead of one per member. */
+static void sweep_writes(ValkeyModuleCtx *ctx, const struct sweep *sweep)
+{
+    ValkeyModuleString **removed = ValkeyModule_PoolAlloc(ctx, (sweep->count + 1) * sizeof *removed);
+    ValkeyModuleString **recovered = ValkeyModule_PoolAlloc(ctx, (sweep->count + 1) * sizeof *recovered);
+    ValkeyModuleString **dead = ValkeyModule_PoolAlloc(ctx, (sweep->count + 1) * sizeof *dead);
+    size_t removed_count = 0, recovered_count = 0, dead_count = 0;
+
+    for (size_t i = 0; i < sweep->count; i++) {
+        const struct swept *member = &sweep->members[i];
+        if (member->verdict == VERDICT_LANE) continue;
+        removed[removed_count++] = member->id;
+        if (member->verdict == VERDICT_DEAD) dead[dead_count++] = member->id;
+        if (member->verdict == VERDICT_EXEMPT || member->verdict == VERDICT_RECOVERED) {
+            recovered[recovered_count++] = member->id;
+        }
+    }
+    if (removed_count > 0) zrem_effect(ctx, &sweep->keys[0], removed, removed_count);
+    if (recovered_count > 0) zadd_effect(ctx, &sweep->keys[1], 0, recovered, recovered_count);
+    if (dead_count > 0) zadd_effect(ctx, &sweep->keys[2], sweep->now, dead, dead_count);
+
+    for (size_t i = 0; i < sweep->count; i++) {
+        const struct swept *member = &sweep->members[i];
+        if (member->verdict == VERDICT_DEAD) {
+            ValkeyModuleString *hset[] = {lit.state, lit.dead, lit.stalled,
+                                          ValkeyModule_CreateStringFromLongLong(ctx, member->stalled)};
+            hset_effect(ctx, member->row, member->row_name, hset, 4);
+        } else if (member->verdict == VERDICT_RECOVERED) {
+            ValkeyModuleString *hset[] = {lit.state, lit.pending, lit.stalled,
+                                          ValkeyModule_CreateStringFromLongLong(ctx, member->stalled)};
+            hset_effect(ctx, member->row, member->row_name, hset, 4);
+        } else if (member->verdict == VERDICT_EXEMPT) {
+            /* Back to pending with stalled untouched: the restart is not counted. */
+            ValkeyModuleString *hset[] = {lit.state, lit.pending};
+            hset_effect(ctx, member->row, member->row_name, hset, 2);
+        }
+    }
+}
+
+/* [recovered_ids, dead_ids], each in sweep order; exempt ids are recovered. */
+static int reply_sweep(ValkeyModuleCtx *ctx, const struct sweep *sweep)
+{
+    ValkeyModule_ReplyWithArray(ctx, 2);
+    ValkeyModule_ReplyWithArray(ctx, sweep->recovered_count);
+    for (size_t i = 0; i < sweep->count; i++) {
+        int verdict = sweep->members[i].verdict;
+        if (verdict == VERDICT_EXEMPT || verdict == VERDICT_RECOVERED) {
+            ValkeyModule_ReplyWithString(ctx, sweep->members[i].id);
+        }
+    }
+    ValkeyModule_ReplyWithArray(ctx, sweep->dead_count);
+    for (size_t i = 0; i < sweep->count; i++) {
+        if (sweep->members[i].verdict == VERDICT_DEAD) ValkeyModule_ReplyWithString(ctx, sweep->members[i].id);
+    }
+    return VKM_OK;
+}
 
 /* EMQ.STALLED.CHECK <active> <pending> <dead> <prefix> <max_stalled> [LIMIT <n>]
  *
@@ -638,124 +982,43 @@ struct swept {
  * crossed a restart and goes back to pending with stalled untouched (listed
  * as recovered); only a lease stamped by this process counts a stall, and
  * stalled + 1 reaching max_stalled dead-letters the job. A non-hash row or a
- * stalled field that is not an integer refuses the whole sweep unwritten. */
+ * stalled field that is not an integer refuses the whole sweep unwritten.
+ * The parts are named after the model's: plan_sweep and decide_row read and
+ * decide, sweep_writes writes, reply_sweep replies. */
 static int stalled_check_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc)
 {
-    long long max_stalled, limit = DEFAULT_LIMIT;
+    struct sweep sweep;
+    struct caller caller;
     enum refusal why;
 
     ValkeyModule_AutoMemory(ctx);
+    sweep.limit = DEFAULT_LIMIT;
     if (argc != 6 && argc != 8) return ValkeyModule_WrongArity(ctx);
-    if (!parse_at_least(argv[5], 1, &max_stalled)) return ValkeyModule_ReplyWithError(ctx, ERR_MAX_STALLED);
+    if (!parse_at_least(argv[5], 1, &sweep.max_stalled)) return ValkeyModule_ReplyWithError(ctx, ERR_MAX_STALLED);
     if (argc == 8) {
         size_t len;
         const char *option = ValkeyModule_StringPtrLen(argv[6], &len);
         if (!word_is(option, len, "limit")) return ValkeyModule_ReplyWithError(ctx, ERR_SYNTAX);
-        if (!parse_at_least(argv[7], 1, &limit)) return ValkeyModule_ReplyWithError(ctx, ERR_LIMIT);
+        if (!parse_at_least(argv[7], 1, &sweep.limit)) return ValkeyModule_ReplyWithError(ctx, ERR_LIMIT);
     }
+    open_keys(ctx, &argv[1], 3, sweep.keys);
     for (int k = 1; k <= 3; k++) {
-        if ((why = check_zset(ctx, argv[k])) != REFUSE_NONE) return reply_refusal(ctx, why);
+        if ((why = check_zset(&sweep.keys[k - 1])) != REFUSE_NONE) return reply_refusal(ctx, why);
     }
     if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
-    long long now = ValkeyModule_Milliseconds();
+    sweep.prefix = argv[4];
+    sweep.now = ValkeyModule_Milliseconds();
 
-    ValkeyModuleCallReply *expired = ValkeyModule_Call(ctx, "ZRANGE", "Esclcccl", argv[1], "-inf", now,
-                                                       "BYSCORE", "LIMIT", "0", limit);
-    if (!call_ok(expired) || ValkeyModule_CallReplyType(expired) != VKM_REPLY_ARRAY) {
-        return reply_refusal(ctx, REFUSE_HOST);
-    }
+    /* Read pass: the expired members, as ZRANGE <active> -inf <now> BYSCORE
+     * LIMIT 0 <n> would list them, each decided. */
+    caller_resolve(ctx, &caller);
+    why = plan_sweep(ctx, &sweep, &caller);
+    caller_release(&caller);
+    if (why != REFUSE_NONE) return reply_refusal(ctx, why);
 
-    /* Read pass: the decision asks, this loop reads, until a verdict. */
-    size_t count = ValkeyModule_CallReplyLength(expired);
-    struct swept *members = count ? ValkeyModule_PoolAlloc(ctx, count * sizeof *members) : NULL;
-    long recovered_count = 0, dead_count = 0;
-    for (size_t i = 0; i < count; i++) {
-        struct swept *m = &members[i];
-        struct trafikey_seen seen;
-        struct trafikey_step step;
-        int found;
-
-        memset(&seen, 0, sizeof seen);
-        m->id = ValkeyModule_CallReplyStringPtr(ValkeyModule_CallReplyArrayElement(expired, i), &m->id_len);
-        m->row = row_key(ctx, argv[4], m->id, m->id_len);
-        if (!row_permitted(ctx, m->row)) return reply_refusal(ctx, REFUSE_NOPERM);
-        for (;;) {
-            trafikey_decide_member(cached_run_id, RUN_ID_LEN, max_stalled, &seen, &step);
-            if (step.need == NEED_NOTHING) break;
-            switch (step.need) {
-            case NEED_TYPE:
-                if (!read_type(ctx, m->row, &seen.type)) return reply_refusal(ctx, REFUSE_HOST);
-                seen.type_read = 1;
-                break;
-            case NEED_GROUP: {
-                ValkeyModuleCallReply *group = ValkeyModule_Call(ctx, "HEXISTS", "Esc", m->row, "group");
-                if (!call_ok(group) || ValkeyModule_CallReplyType(group) != VKM_REPLY_INTEGER) {
-                    return reply_refusal(ctx, REFUSE_HOST);
-                }
-                seen.group_present = ValkeyModule_CallReplyInteger(group) != 0;
-                seen.group_read = 1;
-                break;
-            }
-            case NEED_EPOCH:
-                found = read_field(ctx, m->row, "lease_epoch", &seen.epoch, &seen.epoch_len);
-                if (found < 0) return reply_refusal(ctx, REFUSE_HOST);
-                if (found == 0) seen.epoch = NULL;
-                seen.epoch_read = 1;
-                break;
-            default:
-                found = read_field(ctx, m->row, "stalled", &seen.stalled, &seen.stalled_len);
-                if (found < 0) return reply_refusal(ctx, REFUSE_HOST);
-                if (found == 0) seen.stalled = NULL;
-                seen.stalled_read = 1;
-                break;
-            }
-        }
-        if (step.verdict == VERDICT_WRONGTYPE) return reply_refusal(ctx, REFUSE_WRONGTYPE);
-        if (step.verdict == VERDICT_NOT_INTEGER) return reply_refusal(ctx, REFUSE_NOT_INTEGER);
-        m->verdict = step.verdict;
-        m->stalled = step.stalled;
-        if (m->verdict == VERDICT_EXEMPT || m->verdict == VERDICT_RECOVERED) recovered_count++;
-        if (m->verdict == VERDICT_DEAD) dead_count++;
-    }
-
-    /* Write pass, in sweep order. */
-    for (size_t i = 0; i < count; i++) {
-        struct swept *m = &members[i];
-        ValkeyModuleCallReply *r;
-        if (m->verdict == VERDICT_LANE) continue;
-        r = ValkeyModule_Call(ctx, "ZREM", "!Esb", argv[1], m->id, m->id_len);
-        if (!call_ok(r)) return reply_refusal(ctx, REFUSE_HOST);
-        if (m->verdict == VERDICT_GHOST) continue;
-        if (m->verdict == VERDICT_DEAD) {
-            r = ValkeyModule_Call(ctx, "ZADD", "!Eslb", argv[3], now, m->id, m->id_len);
-            if (!call_ok(r)) return reply_refusal(ctx, REFUSE_HOST);
-            r = ValkeyModule_Call(ctx, "HSET", "!Escccl", m->row, "state", "dead", "stalled", m->stalled);
-        } else {
-            r = ValkeyModule_Call(ctx, "ZADD", "!Escb", argv[2], "0", m->id, m->id_len);
-            if (!call_ok(r)) return reply_refusal(ctx, REFUSE_HOST);
-            if (m->verdict == VERDICT_EXEMPT) {
-                r = ValkeyModule_Call(ctx, "HSET", "!Escc", m->row, "state", "pending");
-            } else {
-                r = ValkeyModule_Call(ctx, "HSET", "!Escccl", m->row, "state", "pending", "stalled", m->stalled);
-            }
-        }
-        if (!call_ok(r)) return reply_refusal(ctx, REFUSE_HOST);
-    }
-
-    ValkeyModule_ReplyWithArray(ctx, 2);
-    ValkeyModule_ReplyWithArray(ctx, recovered_count);
-    for (size_t i = 0; i < count; i++) {
-        if (members[i].verdict == VERDICT_EXEMPT || members[i].verdict == VERDICT_RECOVERED) {
-            ValkeyModule_ReplyWithStringBuffer(ctx, members[i].id, members[i].id_len);
-        }
-    }
-    ValkeyModule_ReplyWithArray(ctx, dead_count);
-    for (size_t i = 0; i < count; i++) {
-        if (members[i].verdict == VERDICT_DEAD) {
-            ValkeyModule_ReplyWithStringBuffer(ctx, members[i].id, members[i].id_len);
-        }
-    }
-    return VKM_OK;
+    /* Write pass. */
+    sweep_writes(ctx, &sweep);
+    return reply_sweep(ctx, &sweep);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -792,12 +1055,16 @@ int ValkeyModule_OnLoad(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int arg
         return VKM_ERR;
     }
     ValkeyModule_SetModuleAttribs(ctx, "trafikey", 1, VKM_APIVER_1);
+    /* The verbs signal WATCH for the keys they change, not for every key they
+     * open for writing (see open_keys). */
+    ValkeyModule_SetModuleOptions(ctx, VKM_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
 
     const char *reason = load_epoch(ctx);
     if (reason != NULL) {
         ValkeyModule_Log(ctx, "warning", "trafikey: emq epoch not loaded: %s", reason);
         return VKM_ERR;
     }
+    make_literals();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (ValkeyModule_CreateCommand(ctx, commands[i].name, commands[i].fn, "write deny-oom",
                                        commands[i].firstkey, commands[i].lastkey,

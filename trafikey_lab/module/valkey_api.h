@@ -16,7 +16,7 @@
 /* Opaque server objects: the module only ever holds pointers to them. */
 typedef struct ValkeyModuleCtx ValkeyModuleCtx;
 typedef struct ValkeyModuleString ValkeyModuleString;
-typedef struct ValkeyModuleCallReply ValkeyModuleCallReply;
+typedef struct ValkeyModuleKey ValkeyModuleKey;
 typedef struct ValkeyModuleServerInfoData ValkeyModuleServerInfoData;
 typedef struct ValkeyModuleUser ValkeyModuleUser;
 
@@ -27,12 +27,30 @@ typedef struct ValkeyModuleUser ValkeyModuleUser;
 /* The API version passed to SetModuleAttribs. */
 #define VKM_APIVER_1 1
 
-/* Call reply types. */
-#define VKM_REPLY_STRING 0
-#define VKM_REPLY_ERROR 1
-#define VKM_REPLY_INTEGER 2
-#define VKM_REPLY_ARRAY 3
-#define VKM_REPLY_NULL 4
+/* OpenKey modes. */
+#define VKM_READ (1 << 0)
+#define VKM_WRITE (1 << 1)
+
+/* KeyType answers. */
+#define VKM_KEYTYPE_EMPTY 0
+#define VKM_KEYTYPE_HASH 3
+#define VKM_KEYTYPE_ZSET 5
+
+/* HashGet and HashSet flags. */
+#define VKM_HASH_NONE 0
+
+/* ZsetAdd output flags: what the add did to the set. */
+#define VKM_ZADD_ADDED (1 << 2)
+#define VKM_ZADD_UPDATED (1 << 3)
+
+/* Keyspace notification classes (notify-keyspace-events g, h and z). */
+#define VKM_NOTIFY_GENERIC (1 << 2)
+#define VKM_NOTIFY_HASH (1 << 6)
+#define VKM_NOTIFY_ZSET (1 << 7)
+
+/* SetModuleOptions: closing a key opened for writing no longer signals it
+ * modified; the module signals the keys it really changed. */
+#define VKM_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
 
 /* Context flags that mark a command not sent by a live client. */
 #define VKM_CTX_FLAGS_REPLICATED (1 << 12)
@@ -49,6 +67,7 @@ typedef int (*vkm_CmdFunc)(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
 
 /* One typedef per API function the module fetches. */
 typedef void (*vkm_SetModuleAttribs)(ValkeyModuleCtx *ctx, const char *name, int ver, int apiver);
+typedef void (*vkm_SetModuleOptions)(ValkeyModuleCtx *ctx, int options);
 typedef int (*vkm_IsModuleNameBusy)(const char *name);
 typedef int (*vkm_CreateCommand)(ValkeyModuleCtx *ctx, const char *name, vkm_CmdFunc fn,
                                  const char *flags, int firstkey, int lastkey, int keystep);
@@ -63,21 +82,33 @@ typedef long long (*vkm_Milliseconds)(void);
 typedef int (*vkm_GetContextFlags)(ValkeyModuleCtx *ctx);
 
 typedef ValkeyModuleString *(*vkm_CreateString)(ValkeyModuleCtx *ctx, const char *ptr, size_t len);
+typedef ValkeyModuleString *(*vkm_CreateStringFromLongLong)(ValkeyModuleCtx *ctx, long long value);
 typedef void (*vkm_FreeString)(ValkeyModuleCtx *ctx, ValkeyModuleString *str);
 typedef const char *(*vkm_StringPtrLen)(const ValkeyModuleString *str, size_t *len);
 typedef int (*vkm_StringToLongLong)(const ValkeyModuleString *str, long long *out);
 
-typedef ValkeyModuleCallReply *(*vkm_Call)(ValkeyModuleCtx *ctx, const char *cmd, const char *fmt, ...);
-typedef int (*vkm_CallReplyType)(ValkeyModuleCallReply *reply);
-typedef long long (*vkm_CallReplyInteger)(ValkeyModuleCallReply *reply);
-typedef const char *(*vkm_CallReplyStringPtr)(ValkeyModuleCallReply *reply, size_t *len);
-typedef size_t (*vkm_CallReplyLength)(ValkeyModuleCallReply *reply);
-typedef ValkeyModuleCallReply *(*vkm_CallReplyArrayElement)(ValkeyModuleCallReply *reply, size_t idx);
+typedef ValkeyModuleKey *(*vkm_OpenKey)(ValkeyModuleCtx *ctx, ValkeyModuleString *name, int mode);
+typedef int (*vkm_KeyType)(ValkeyModuleKey *key);
+typedef int (*vkm_HashGet)(ValkeyModuleKey *key, int flags, ...);
+typedef int (*vkm_HashSet)(ValkeyModuleKey *key, int flags, ...);
+typedef int (*vkm_ZsetAdd)(ValkeyModuleKey *key, double score, ValkeyModuleString *member, int *flags);
+typedef int (*vkm_ZsetRem)(ValkeyModuleKey *key, ValkeyModuleString *member, int *deleted);
+typedef int (*vkm_ZsetScore)(ValkeyModuleKey *key, ValkeyModuleString *member, double *score);
+typedef int (*vkm_ZsetFirstInScoreRange)(ValkeyModuleKey *key, double min, double max, int minex, int maxex);
+typedef ValkeyModuleString *(*vkm_ZsetRangeCurrentElement)(ValkeyModuleKey *key, double *score);
+typedef int (*vkm_ZsetRangeNext)(ValkeyModuleKey *key);
+typedef int (*vkm_ZsetRangeEndReached)(ValkeyModuleKey *key);
+typedef void (*vkm_ZsetRangeStop)(ValkeyModuleKey *key);
+
+typedef int (*vkm_Replicate)(ValkeyModuleCtx *ctx, const char *cmd, const char *fmt, ...);
+typedef int (*vkm_NotifyKeyspaceEvent)(ValkeyModuleCtx *ctx, int type, const char *event,
+                                       ValkeyModuleString *key);
+typedef int (*vkm_SignalModifiedKey)(ValkeyModuleCtx *ctx, ValkeyModuleString *name);
 
 typedef int (*vkm_ReplyWithError)(ValkeyModuleCtx *ctx, const char *err);
 typedef int (*vkm_ReplyWithArray)(ValkeyModuleCtx *ctx, long len);
 typedef int (*vkm_ReplyWithLongLong)(ValkeyModuleCtx *ctx, long long value);
-typedef int (*vkm_ReplyWithStringBuffer)(ValkeyModuleCtx *ctx, const char *buf, size_t len);
+typedef int (*vkm_ReplyWithString)(ValkeyModuleCtx *ctx, ValkeyModuleString *str);
 typedef int (*vkm_ReplyWithNull)(ValkeyModuleCtx *ctx);
 typedef int (*vkm_WrongArity)(ValkeyModuleCtx *ctx);
 
