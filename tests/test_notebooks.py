@@ -216,10 +216,19 @@ def workshop_plan() -> tuple[list[tuple[int, int, str]], int]:
     return rows, int(total.group(1))
 
 
+def after_the_workshop() -> dict[str, int]:
+    """00's table of the notebooks for after the workshop: notebook number to minutes."""
+    text = markdown_section("00_start_here", "## For instructors")
+    return {number: int(minutes) for minutes, number in
+            re.findall(r"^\| after \| (\d+) \| notebook (\d\d) \|", text, re.MULTILINE)}
+
+
 def test_each_notebook_states_the_minutes_the_workshop_plan_gives_it():
     rows, _ = workshop_plan()
     planned = {what.split()[1]: minutes for _, minutes, what in rows if what.startswith("notebook ")}
-    assert planned == {name[:2]: stated_minutes(name) for name in MINE}
+    later = after_the_workshop()
+    assert not planned.keys() & later.keys(), "a notebook is either in the workshop or after it"
+    assert {**planned, **later} == {name[:2]: stated_minutes(name) for name in MINE}
 
 
 def test_the_workshop_plan_runs_without_gaps_and_adds_up_to_its_total_of_at_most_90_minutes():
