@@ -1,0 +1,83 @@
+"""docs/instructor-guide.md stays true to the course: its plan to the notebooks' own minutes,
+its commands to the Makefile, its troubleshooting table to the doctor's checks."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = REPO / "docs" / "instructor-guide.md"
+NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# | start | minutes | part |: start is H:MM in the workshop, "after" past it, none for the total
+PLAN_ROW = re.compile(r"^\| (\d+:\d\d|after)? *\| (?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
+
+
+def stated_minutes(notebook: Path) -> int:
+    """The minutes a notebook's header states: "**Time:** about N minutes"."""
+    header = "".join(json.loads(notebook.read_text())["cells"][0]["source"])
+    found = re.search(r"\*\*Time:\*\* about (\d+) minutes", header)
+    assert found, f"{notebook.name}'s first cell states no '**Time:** about N minutes'"
+    return int(found.group(1))
+
+
+def plan() -> list[tuple[str | None, int, str]]:
+    """The plan table's rows: start ("H:MM", "after" or None for the total), minutes, part."""
+    section = GUIDE.read_text().split("## The plan", 1)[1].split("\n## ", 1)[0]
+    return [(m.group(1), int(m.group(2)), m.group(3)) for line in section.splitlines()
+            if (m := PLAN_ROW.match(line))]
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_the_plan_gives_each_notebook_the_minutes_its_header_states(notebook):
+    rows = [minutes for _, minutes, part in plan() if f"`{notebook.stem}`" in part]
+    assert rows == [stated_minutes(notebook)], (
+        f"the guide's plan gives {notebook.stem} {rows} minutes; its header states "
+        f"{stated_minutes(notebook)}. Change one so they agree.")
+
+
+def test_the_plan_covers_every_notebook_and_nothing_else_named_like_one():
+    named = re.findall(r"`(\d\d_\w+)`", "".join(part for _, _, part in plan()))
+    assert named == [notebook.stem for notebook in NOTEBOOKS]
+
+
+def test_the_plan_adds_up_to_90_minutes_and_each_part_starts_when_the_last_ends():
+    rows = [row for row in plan() if row[0] != "after"]
+    *parts, (total_start, total, _) = rows
+    assert total_start is None and total == 90
+    clock = 0
+    for start, minutes, part in parts:
+        hours, mins = map(int, start.split(":"))
+        assert hours * 60 + mins == clock, f"{part} starts at {start}, not at minute {clock}"
+        clock += minutes
+    assert clock == total
+
+
+def make_targets() -> set[str]:
+    return set(re.findall(r"^([a-z][\w-]*):", (REPO / "Makefile").read_text(), re.MULTILINE))
+
+
+def test_every_make_command_the_guide_gives_exists():
+    named = set(re.findall(r"`make ([a-z][\w-]*)", GUIDE.read_text()))
+    assert named, "the guide names no make command"
+    assert named <= make_targets(), f"no such make target: {sorted(named - make_targets())}"
+
+
+def test_the_troubleshooting_table_covers_every_check_the_doctor_makes():
+    doctor = (REPO / "trafikey_lab" / "doctor.py").read_text()
+    checks = set(re.findall(r'Check\("([^"]+)"', doctor))
+    assert {"Python", "C compiler", "server binary", "one sweep"} <= checks
+    table = GUIDE.read_text().split("## What goes wrong on learners' machines", 1)[1]
+    first_column = "\n".join(line.split("|")[1] for line in table.splitlines()
+                             if line.startswith("| "))
+    missing = [name for name in sorted(checks) if f"`{name}`" not in first_column]
+    assert not missing, f"the guide's troubleshooting table has no row for {missing}"
+
+
+def test_the_guides_links_inside_itself_lead_to_its_headings():
+    text = GUIDE.read_text()
+    anchors = {re.sub(r"[^\w\- ]", "", heading).strip().lower().replace(" ", "-")
+               for heading in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+    for target in re.findall(r"\]\(#([^)]+)\)", text):
+        assert target in anchors, f"#{target} names no heading of the guide"
