@@ -1,4 +1,4 @@
-"""A learner's session seen from outside: a Jupyter kernel driven the way JupyterLab drives it
+"""A learner's notebook seen from outside: a Jupyter kernel driven the way JupyterLab drives it
 (cells, widget clicks, the interrupt button), and the processes, sockets and descriptors a
 kernel's LabServer holds, read from /proc.
 """

@@ -53,9 +53,9 @@ GONE_WITHIN = 10.0
 @pytest.fixture(scope="module")
 def kernel():
     """One notebook tab, kept across the faults below: each fault must leave it usable."""
-    session = Kernel()
-    yield session
-    session.close()
+    tab = Kernel()
+    yield tab
+    tab.close()
 
 
 def set_up(kernel: Kernel) -> tuple[dict, str]:
@@ -278,7 +278,7 @@ def test_run_live_pressed_again_while_it_runs_ends_in_whole_runs_that_agree(kern
 def test_a_scratch_folder_removed_under_the_server_fails_the_restart_and_setup_recovers(kernel):
     before, _ = set_up(kernel)
     assert not kernel.run('course.live.add(course.queue, "job-1")').error
-    shutil.rmtree(before["dir"])  # as `rm -rf /tmp/trafikey-lab-*` or a tmp cleaner would
+    shutil.rmtree(before["dir"])  # as `rm -rf` of old temporary folders, or a cleaner, would
 
     reply = kernel.run("course.server.restart()")
     assert reply.error.startswith("RestartFailed: the server could not be restarted"), reply.text
