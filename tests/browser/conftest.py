@@ -56,7 +56,7 @@ VIEWPORT = {"width": 1400, "height": 1800}
 ACTION_TIMEOUT = 60_000
 
 
-def _missing(reason: str):
+def missing(reason: str):
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{reason} ({REQUIRE_ENV}=1: a missing browser is a failure)", pytrace=False)
     pytest.skip(reason)
@@ -82,11 +82,11 @@ def find_chromium() -> tuple[Path | None, str]:
 def browser():
     path, reason = find_chromium()
     if path is None:
-        _missing(reason)
+        missing(reason)
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("Playwright for Python is not installed: `pip install -e '.[test]'` "
+        missing("Playwright for Python is not installed: `pip install -e '.[test]'` "
                  "(make test installs it)")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(path), args=CHROMIUM_FLAGS)

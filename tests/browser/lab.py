@@ -63,8 +63,6 @@ class JupyterLab:
         self.token = token
         self.process = process
         self.scratch = scratch
-        self.kernels: set[str] = set()
-        """Kernels the suite started on a server it does not own, shut down by stop()."""
         self.files: set[str] = set()
         """Files the suite made on a server it does not own, deleted by stop()."""
 
@@ -182,13 +180,14 @@ class JupyterLab:
         return "\n".join(lines[-LOG_LINES_QUOTED:])
 
     def stop(self) -> None:
-        """Shuts down the kernels (every one on an owned server, the suite's own on another),
-        deletes the suite's files, and terminates an owned server."""
+        """Shuts down the kernels (every one on an owned server; on another, those of the
+        suite's files), deletes the suite's files, and terminates an owned server."""
         try:
-            ids = self.kernel_ids() if self.owned else set(self.kernels)
-            for kernel in ids:
-                self.shutdown_kernel(kernel)
+            if self.owned:
+                for kernel in self.kernel_ids():
+                    self.shutdown_kernel(kernel)
             for path in sorted(self.files):
+                self.shutdown_sessions(path)
                 self.delete(path)
         finally:
             if self.owned:
@@ -232,7 +231,12 @@ class JupyterLab:
         except urllib.error.HTTPError as exc:
             if exc.code != 404:  # already gone: shut down by its page, or culled
                 raise
-        self.kernels.discard(kernel)
+
+    def shutdown_sessions(self, path: str) -> None:
+        """Shuts down the kernel of every session open on the file (its notebook's kernel)."""
+        for session in self.api("GET", "api/sessions"):
+            if session.get("path") == path and session.get("kernel"):
+                self.shutdown_kernel(session["kernel"]["id"])
 
     def copy(self, path: str) -> str:
         """A copy of the notebook beside it (same folder, so the same working directory);

@@ -76,7 +76,6 @@ class NotebookRun:
         self.page = page
         self.name = name
         self.path = path
-        self.kernel: str | None = None
 
     @classmethod
     def open(cls, lab: JupyterLab, context: BrowserContext, name: str,
@@ -84,22 +83,34 @@ class NotebookRun:
         path = lab.copy(f"{folder}/{name}.ipynb")
         page = context.new_page()
         run = cls(lab, page, name, path)
+        try:
+            run._load()
+        except BaseException:
+            run.close()
+            raise
+        return run
+
+    def _load(self) -> None:
+        page, path = self.page, self.path
         # A workspace of the suite's own, reset on load: no tab of an earlier session reopens.
-        page.goto(lab.url(f"lab/workspaces/trafikey-suite/tree/{path}", reset=""),
+        page.goto(self.lab.url(f"lab/workspaces/trafikey-suite/tree/{path}", reset=""),
                   timeout=OPEN_TIMEOUT * 1000)
+        page.wait_for_selector(".jp-LabShell", timeout=OPEN_TIMEOUT * 1000)
+        if not page.evaluate("() => Boolean(window.jupyterapp)"):
+            raise AssertionError(
+                f"the JupyterLab at {self.lab.base_url} does not expose its application to "
+                f"the page, and the suite reads execution state from it: start that server "
+                f"with --LabApp.expose_app_in_browser=True")
         page.wait_for_function(
-            "(path) => window.jupyterapp && [...window.jupyterapp.shell.widgets('main')]"
+            "(path) => [...window.jupyterapp.shell.widgets('main')]"
             ".some(w => w.context && w.context.path === path)",
             arg=path, timeout=OPEN_TIMEOUT * 1000)
-        run.kernel = page.evaluate("async (path) => {" + _PANEL + """
+        page.evaluate("async (path) => {" + _PANEL + """
             await panel.context.ready;
             await panel.sessionContext.ready;
             window.jupyterapp.shell.collapseLeft();
             window.jupyterapp.shell.activateById(panel.id);
-            return panel.sessionContext.session.kernel.id;
         }""", path)
-        lab.kernels.add(run.kernel)
-        return run
 
     def run_all(self) -> None:
         """Clears the stored outputs, runs every cell, and waits until the kernel is idle with
@@ -186,10 +197,8 @@ class NotebookRun:
 
     def close(self) -> None:
         """Closes the page, shuts the notebook's kernel down (and with it the kernel's own
-        server) and deletes the copy."""
+        server) and deletes the copy; also after an open that failed halfway."""
         if not self.page.is_closed():
             self.page.close()
-        if self.kernel is not None:
-            self.lab.shutdown_kernel(self.kernel)
-            self.kernel = None
+        self.lab.shutdown_sessions(self.path)
         self.lab.delete(self.path)

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from . import conftest
 from .conftest import CHROMIUM_ENV, LAB_URL_ENV, REQUIRE_ENV, ROOT, find_chromium
 
@@ -31,27 +33,26 @@ def test_a_named_browser_is_preferred(monkeypatch, tmp_path):
     assert find_chromium() == (named, "")
 
 
-def run_suite_without_a_browser(**env) -> subprocess.CompletedProcess:
-    """One notebook's test of this suite, in a pytest of its own, with no browser to find."""
+def test_a_missing_browser_skips_the_suite_saying_why():
+    # One notebook's test of this suite, in a pytest of its own, with no browser to find.
     environment = {key: value for key, value in os.environ.items()
                    if key not in (REQUIRE_ENV, LAB_URL_ENV)}
-    environment.update({CHROMIUM_ENV: "/nonexistent/chromium", **env})
-    return subprocess.run(
+    environment[CHROMIUM_ENV] = "/nonexistent/chromium"
+    result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-q",
          "tests/browser/test_notebooks_in_lab.py", "-k", "start_here"],
         cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300)
-
-
-def test_a_missing_browser_skips_the_suite_saying_why():
-    result = run_suite_without_a_browser()
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 skipped" in result.stdout
     assert "is not an executable file" in result.stdout
     assert "apt-get install chromium" in result.stdout
 
 
-def test_a_missing_browser_fails_the_suite_when_a_browser_is_required():
-    result = run_suite_without_a_browser(**{REQUIRE_ENV: "1"})
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "1 error" in result.stdout
-    assert f"{REQUIRE_ENV}=1: a missing browser is a failure" in result.stdout
+def test_a_missing_browser_fails_when_one_is_required_and_skips_otherwise(monkeypatch):
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception,
+                       match=f"no chromium here \\({REQUIRE_ENV}=1: a missing browser is a failure"):
+        conftest.missing("no chromium here")
+    monkeypatch.delenv(REQUIRE_ENV)
+    with pytest.raises(pytest.skip.Exception, match="no chromium here"):
+        conftest.missing("no chromium here")

@@ -112,6 +112,7 @@ def app_page(context):
     page = context.new_page()
     yield page
     if not page.is_closed():
+        page.goto("about:blank")  # runs the unload handlers: the app shuts its kernel down
         page.close()
 
 
