@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from checkout import REPO, copy_repository
+
 # What an unprivileged account finds on a stock system: nothing installed in root's home.
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 # How this machine reaches a package index, passed on to the rehearsal's pip; nothing else of
