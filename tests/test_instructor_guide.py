@@ -75,9 +75,18 @@ def test_the_troubleshooting_table_covers_every_check_the_doctor_makes():
     assert not missing, f"the guide's troubleshooting table has no row for {missing}"
 
 
-def test_the_guides_links_inside_itself_lead_to_its_headings():
-    text = GUIDE.read_text()
-    anchors = {re.sub(r"[^\w\- ]", "", heading).strip().lower().replace(" ", "-")
-               for heading in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
-    for target in re.findall(r"\]\(#([^)]+)\)", text):
-        assert target in anchors, f"#{target} names no heading of the guide"
+def anchors(markdown: Path) -> set[str]:
+    """The anchors a code host gives a Markdown file's headings."""
+    return {re.sub(r"[^\w\- ]", "", heading).strip().lower().replace(" ", "-")
+            for heading in re.findall(r"^#+ (.+)$", markdown.read_text(), re.MULTILINE)}
+
+
+def test_the_guides_links_lead_to_files_and_headings_that_exist():
+    for target in re.findall(r"\]\(([^)\s]+)\)", GUIDE.read_text()):
+        if re.match(r"[a-z]+://", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (GUIDE.parent / path).resolve() if path else GUIDE
+        assert linked.exists(), f"the guide links to {path}, which does not exist"
+        if anchor:
+            assert anchor in anchors(linked), f"{target}: no such heading in {linked.name}"
