@@ -243,6 +243,7 @@ def test_an_interrupt_during_run_live_gives_the_button_back_and_the_next_run_agr
     kernel.interrupt()
     reply = kernel.collect(click)
     assert not any(agreed(s) for s in reply.states(status)), "the run finished before the interrupt"
+    assert reply.states(status)[-1].startswith("interrupted"), reply.states(status)
 
     after = kernel.run("print(w.run_live.disabled)\n"
                        "w.run_live.click()\n"

@@ -234,6 +234,11 @@ class LeaseAcrossRestart:
         except Exception as exc:  # a callback has no caller to raise to: show it instead
             self.status.value = f"the live run stopped: {type(exc).__name__}: {exc}"
             return
+        except KeyboardInterrupt:
+            # The kernel's interrupt must still reach the kernel; the label must not go on
+            # naming the step the run was at.
+            self.status.value = "interrupted: press Run live to play this history again"
+            raise
         finally:
             self.run_live.disabled = False
         self.live_trace = live_trace
