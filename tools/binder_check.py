@@ -17,6 +17,7 @@ Whatever happens, the server and everything it started are stopped, and the copy
 user removed. Exit status 0 only when every step passed.
 """
 
+import json
 import os
 import pwd
 import re
@@ -181,6 +182,21 @@ class Session:
         self.run([str(self.repo / "binder" / "postBuild")], timeout=1800)
 
     # -- the session's server -------------------------------------------------------------
+
+    def check_culling(self) -> None:
+        """The settings postBuild installs are the ones the session's server reads."""
+        shown = subprocess.run(
+            [str(self.venv / "bin" / "jupyter"), "server", "--show-config-json"], cwd=self.repo,
+            capture_output=True, text=True, env=self.environment(), timeout=120, **self.as_user())
+        if shown.returncode != 0:
+            raise RehearsalFailed(f"`jupyter server --show-config-json` exited with status "
+                                  f"{shown.returncode}")
+        culling = json.loads(shown.stdout).get("MappingKernelManager", {})
+        if not culling.get("cull_idle_timeout") or culling.get("cull_connected", True):
+            raise RehearsalFailed(
+                f"the session's server does not cull kernels left without a page ({culling}): "
+                f"binder/postBuild must install binder/jupyter_server_config.py")
+        say(f"kernels without a page are culled after {culling['cull_idle_timeout']} s idle")
 
     def start_jupyter(self) -> tuple[str, str]:
         port, token = free_port(), secrets.token_hex(24)
@@ -365,6 +381,7 @@ def main() -> int:
         with step("binder/postBuild"):
             session.post_build()
         with step("JupyterLab as a Binder session starts it"):
+            session.check_culling()
             base, token = session.start_jupyter()
             check_links(base, token)
         with step("browser tests of notebooks 00 and 04"):
