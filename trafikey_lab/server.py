@@ -170,10 +170,6 @@ def interrupts_held(what: str):
         raise KeyboardInterrupt(f"interrupted during the {what}, which was let finish first")
 
 
-def info_server(client: redis.Redis) -> dict:
-    return client.info("server")
-
-
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -529,7 +525,7 @@ class LabServer:
             )
         client.owner = weakref.ref(self)
         self.client = client
-        self.run_id = info_server(client)["run_id"]
+        self.run_id = client.info("server")["run_id"]
         self.pid = None
         return self
 
@@ -564,7 +560,7 @@ class LabServer:
                 self._wait_ready()
             finally:
                 self.config_path.unlink(missing_ok=True)
-            self.run_id = info_server(self.client)["run_id"]
+            self.run_id = self.client.info("server")["run_id"]
         finally:
             self._managing = False
 

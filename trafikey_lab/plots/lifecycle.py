@@ -129,7 +129,3 @@ def draw_lifecycle(ax=None) -> Lifecycle:
     ax.set_axis_off()
     ax.set_title("One job: the lease, a stall and a restart")
     return drawn
-
-
-def transition(key: str) -> Transition:
-    return next(t for t in TRANSITIONS if t.key == key)

@@ -3,10 +3,7 @@
 -- Refuses an id whose row exists, so an add never overwrites a job in flight.
 local pending, prefix = KEYS[1], KEYS[2]
 local id, payload = ARGV[1], ARGV[2]
-local kind = redis.call('TYPE', pending).ok
-if kind ~= 'none' and kind ~= 'zset' then
-  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
+if not is_type(pending, 'zset') then return redis.error_reply(WRONGTYPE) end
 if redis.call('EXISTS', prefix .. id) == 1 then
   return redis.error_reply('ERR EMQ job already exists')
 end
