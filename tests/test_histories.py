@@ -5,7 +5,8 @@ import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, compare, play, verdict_line
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.histories import JOB, short
+from trafikey_lab.histories import JOB
+from trafikey_lab.text import short
 
 EXPECTED = {
     # history: (exempt, stamp the sweep finds, as a process number or None)

@@ -9,7 +9,8 @@ import threading  # noqa: E402
 import pytest  # noqa: E402
 
 from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_line  # noqa: E402
-from trafikey_lab.histories import JOB, short  # noqa: E402
+from trafikey_lab.histories import JOB
+from trafikey_lab.text import short  # noqa: E402
 from trafikey_lab.widgets.lease_across_restart import (  # noqa: E402
     AGREE,
     DIFFER,

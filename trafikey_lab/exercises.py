@@ -14,6 +14,7 @@ from .executors import Executor, ModelExecutor, Queue
 from .histories import History, Trace, play
 from .model import decide_row
 from .sweep import Need, Seen
+from .text import plain
 
 RIGHT, WRONG, NOTE = "right", "wrong", "note"
 _MARKS = {RIGHT: "✓", WRONG: "✗", NOTE: "·"}
@@ -131,7 +132,7 @@ def _move_findings(executor: Executor, reply, before: _Lease, after: _Lease) -> 
     moved = after.deadline != before.deadline
     if after.state != b"active" or after.attempts != before.attempts or after.deadline is None:
         return [Finding(WRONG, f"{where}: job-1 is no longer the same lease (state "
-                               f"{_text(after.state)}, attempts {_text(after.attempts)}); "
+                               f"{plain(after.state)}, attempts {plain(after.attempts)}); "
                                "extend the worker's lease, do not end it or claim again")]
     if after.stamp == current and moved:
         return [Finding(RIGHT, f"{where}: the reply was {reply!r}, the deadline moved and the "
@@ -148,15 +149,9 @@ def _move_findings(executor: Executor, reply, before: _Lease, after: _Lease) -> 
     if reply == 0 or reply == []:
         return [Finding(WRONG, f"{where}: the reply was {reply!r}: the lease is not live for the "
                                f"attempt you named; the row says attempts "
-                               f"{_text(after.attempts)} (claims count from 1)")]
+                               f"{plain(after.attempts)} (claims count from 1)")]
     return [Finding(WRONG, f"{where}: nothing changed: the stamp still names the process before "
                            "the restart; call one of the verbs that write it")]
-
-
-def _text(value) -> str:
-    if value is None:
-        return "(none)"
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def check_lease_move(move, executors: tuple[Executor, ...] | None = None,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from . import epoch
 from .executors import Executor, Queue
+from .text import short
 
 JOB = b"job-1"
 LEASE_MS = 250
@@ -99,14 +100,6 @@ class Trace:
         if text in self.run_ids:
             return f"process {self.run_ids.index(text) + 1}"
         return "a process outside the history"
-
-
-def short(run_id: bytes | str | None) -> str:
-    """The dive's abbreviation of a run_id: first four and last four characters."""
-    if run_id is None:
-        return "(none)"
-    text = run_id.decode() if isinstance(run_id, bytes) else run_id
-    return f"{text[:4]}…{text[-4:]}" if len(text) == epoch.RUN_ID_LEN else repr(text)
 
 
 def verdict_line(trace: Trace) -> str:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from . import epoch
 from .errors import ReplyError
 from .executors import Executor, Queue
-from .histories import short
 from .table import Table
+from .text import plain, short
 
 MAX_STALLED = 3
 """The budget the layout is built for: the dead member's stalled 2 becomes 3 and reaches it."""
@@ -95,13 +95,9 @@ def try_sweep(executor: Executor, queue: Queue, max_stalled: int = MAX_STALLED):
         return refusal.text
 
 
-def _text(value) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-
-
 def describe_write(write: tuple[bytes, ...]) -> str:
     """One write as a command line: `ZADD {q}:pending 0 exempt`."""
-    return " ".join(_text(part) for part in write)
+    return " ".join(plain(part) for part in write)
 
 
 def plan_rows(plan) -> list[tuple[str, str, str, str, str]]:
@@ -117,7 +113,7 @@ def plan_rows(plan) -> list[tuple[str, str, str, str, str]]:
         else:
             writes = "; ".join(describe_write(w) for w in member.writes) or "none"
         rows.append((
-            _text(member.id),
+            plain(member.id),
             " → ".join(need.value for need in member.reads),
             member.reads[-1].value,
             verdict,
@@ -141,18 +137,18 @@ def queue_state(executor: Executor, queue: Queue) -> dict:
     for key, (kind, value) in executor.dataset().items():
         if key not in queue.keys and not key.startswith(queue.prefix):
             continue
-        name = _text(key)
+        name = plain(key)
         if kind == "zset":
             hidden = {queue.active: "<deadline>", queue.dead: "<time of death>"}.get(key)
-            state[name] = [(_text(m), hidden or int(s)) for m, s in value]
+            state[name] = [(plain(m), hidden or int(s)) for m, s in value]
         elif kind == "hash":
             state[name] = {
-                _text(f): ("<this process>" if v == current
-                           else short(v) if f == b"lease_epoch" else _text(v))
+                plain(f): ("<this process>" if v == current
+                           else short(v) if f == b"lease_epoch" else plain(v))
                 for f, v in sorted(value.items())
             }
         else:
-            state[name] = (kind, _text(value))
+            state[name] = (kind, plain(value))
     return state
 
 
@@ -162,9 +158,9 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
     state = queue_state(executor, queue)
     rows = []
     for member in members:
-        where = [name.rsplit(":", 1)[1] for name in (_text(k) for k in queue.keys)
+        where = [name.rsplit(":", 1)[1] for name in (plain(k) for k in queue.keys)
                  if any(m == member for m, _ in state.get(name, []))]
-        row = state.get(_text(queue.row(member)))
+        row = state.get(plain(queue.row(member)))
         if row is None:
             fields = "(no row)"
         elif isinstance(row, tuple):

@@ -12,8 +12,8 @@ worst moment and says whether the job came through.
 
 from .exercises import EXERCISE_QUEUE, RIGHT, WRONG, Feedback, Finding
 from .executors import LiveExecutor, Queue
-from .histories import short
 from .scripted import ScriptedPeer, native_sweep
+from .text import short
 
 JOB = b"job-1"
 

@@ -9,7 +9,8 @@ the sweep's verdict).
 
 import matplotlib.pyplot as plt
 
-from ..histories import Trace, short
+from ..histories import Trace
+from ..text import short
 
 FIGSIZE = (8.0, 2.8)
 

@@ -17,10 +17,11 @@ from IPython.display import clear_output, display
 from .. import epoch
 from ..errors import LabError, ReplyError
 from ..executors import ModelExecutor, Queue
-from ..histories import HISTORIES, LEASE_MS, Trace, compare, play, short, verdict_line
+from ..histories import HISTORIES, LEASE_MS, Trace, compare, play, verdict_line
 from ..plots.timeline import draw_timeline
 from ..sweep_report import describe_write
 from ..table import Table
+from ..text import reply, short
 
 QUEUE = Queue("{lease}")
 MAX_STALLED = (1, 2, 3, 4, 5)
@@ -83,22 +84,11 @@ def outcome_table(max_stalled_values=(1, 2)) -> Table:
                   "outcome", "without the epoch (counterfactual)"), tuple(rows))
 
 
-def _reply(value) -> str:
-    if isinstance(value, bytes):
-        text = value.decode(errors="replace")
-        return short(text) if len(text) == epoch.RUN_ID_LEN else text
-    if isinstance(value, str):
-        return short(value) if len(value) == epoch.RUN_ID_LEN else value
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_reply(v) for v in value) + "]"
-    return "nil" if value is None else str(value)
-
-
 def step_summary(step) -> str:
     """A step as one line: its reply and the stamp on the row after it."""
     stamp = step.row.get(b"lease_epoch")
-    state = _reply(step.row.get(b"state"))
-    return f"→ {_reply(step.reply)} · stamp {short(stamp)} · state {state}"
+    state = reply(step.row.get(b"state"))
+    return f"→ {reply(step.reply)} · stamp {short(stamp)} · state {state}"
 
 
 def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, str, str, str]]:
