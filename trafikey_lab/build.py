@@ -1,5 +1,6 @@
 """Where the native module is, and what to do when it is not there."""
 
+import re
 from pathlib import Path
 
 from .errors import ModuleNotBuilt
@@ -19,22 +20,45 @@ def module_path() -> Path:
     return LIBRARY
 
 
-def c_excerpt(first: str, through: str | None = None, after: str | None = None) -> str:
+def c_excerpt(function: str, start: str | None = None, through: str | None = None) -> str:
     """Lines of the module's C source, as it ships, for a notebook to show the code that runs.
 
-    From the first line containing `first` (searching below the line containing `after`, if
-    given) through the next line containing `through`, or the function's closing brace.
+    The whole definition of `function` (named as in the C: "claim_command"), from its
+    signature through its closing brace. With `start`, from the first line of the function
+    that contains it, together with the comment right above that line; with `through`, up to
+    the next line that contains it. Both are searched in code only, never in comments, so
+    rewording a comment in the C cannot move or break an excerpt.
     """
     lines = (MODULE_DIR / "trafikey.c").read_text().splitlines()
-    begin = 0 if after is None else _find(lines, 0, lambda line: after in line, after)
-    start = _find(lines, begin, lambda line: first in line, first)
-    end = _find(lines, start, (lambda line: line == "}") if through is None
-                else (lambda line: through in line), through or "}")
-    return "\n".join(lines[start:end + 1])
+    code = [_code(line) for line in lines]
+    signature = re.compile(rf"^\S.*\b{re.escape(function)}\(")
+    try:
+        first = next(i for i, line in enumerate(lines)
+                     if signature.match(line) and not line.rstrip().endswith(";"))
+    except StopIteration:
+        raise ValueError(f"trafikey.c defines no function {function!r}: name one as the C "
+                         "spells it, such as 'claim_command'") from None
+    last = next(i for i in range(first, len(lines)) if lines[i] == "}")
+    begin, end = first, last
+    if start is not None:
+        begin = _find(code, begin, last, start, function)
+        while begin > first and lines[begin - 1].lstrip().startswith(("/*", "*")):
+            begin -= 1
+    if through is not None:
+        end = _find(code, max(begin, first), last, through, function)
+    return "\n".join(lines[begin:end + 1])
 
 
-def _find(lines: list[str], start: int, match, what: str) -> int:
-    for index in range(start, len(lines)):
-        if match(lines[index]):
+def _code(line: str) -> str:
+    """A line with its comments blanked out, so that anchors match code alone."""
+    if line.lstrip().startswith(("/*", "*", "//")):
+        return ""
+    return re.sub(r"/\*.*?\*/|//.*$", "", line)
+
+
+def _find(code: list[str], start: int, stop: int, fragment: str, function: str) -> int:
+    for index in range(start, stop + 1):
+        if fragment in code[index]:
             return index
-    raise ValueError(f"trafikey.c has no line with {what!r} (below line {start + 1})")
+    raise ValueError(f"no code line of {function} in trafikey.c contains {fragment!r} "
+                     "(comments are not searched: anchor on a line of code)")
