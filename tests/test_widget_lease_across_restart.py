@@ -11,17 +11,17 @@ import pytest  # noqa: E402
 from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_line  # noqa: E402
 from trafikey_lab.histories import JOB
 from trafikey_lab.text import short  # noqa: E402
-from trafikey_lab.widgets.lease_across_restart import (  # noqa: E402
+from trafikey_lab.across_restart import (  # noqa: E402
     AGREE,
     DIFFER,
     MAX_STALLED,
     QUEUE,
-    LeaseAcrossRestart,
     comparison_rows,
     outcome_table,
     play_on_model,
     without_epoch,
 )
+from trafikey_lab.widgets.lease_across_restart import LeaseAcrossRestart  # noqa: E402
 
 EXEMPT = {"restarted", "upgrade"}
 

@@ -66,11 +66,17 @@ def decide_member(run_id: bytes, max_stalled: int, seen: Seen) -> Need | Verdict
         return Verdict("exempt")
     if seen.stalled is NOT_READ:
         return Need.STALLED
-    stalled = epoch.counter(seen.stalled)
-    if stalled is None:
+    return count_stall(seen.stalled, max_stalled)
+
+
+def count_stall(stalled: bytes | None, max_stalled: int) -> Verdict:
+    """A counted lease: its row's stalled field plus one, and whether that spends the budget.
+    The count reaching max_stalled is a death; a field that is not a counter refuses."""
+    count = epoch.counter(stalled)
+    if count is None:
         return Verdict("not_integer")
-    stalled += 1
-    return Verdict("recovered" if stalled < max_stalled else "dead", stalled)
+    count += 1
+    return Verdict("recovered" if count < max_stalled else "dead", count)
 
 
 def decide(run_id: bytes, max_stalled: int, read) -> tuple[Verdict, list[Need]]:

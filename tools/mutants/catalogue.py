@@ -204,8 +204,8 @@ MUTANTS = (
     Mutant(
         "model: the dead rule uses > where it means >=",
         "trafikey_lab/sweep.py",
-        'Verdict("recovered" if stalled < max_stalled else "dead", stalled)',
-        'Verdict("recovered" if stalled <= max_stalled else "dead", stalled)',
+        'Verdict("recovered" if count < max_stalled else "dead", count)',
+        'Verdict("recovered" if count <= max_stalled else "dead", count)',
         ("tests/test_sweep.py",),
     ),
     Mutant(

@@ -1,0 +1,99 @@
+"""One lease across a restart, for notebook 04 and its widget: the history played on the
+model, what the sweep would have done without the epoch (the counterfactual), the table of
+every history x max_stalled, and the step-by-step comparison of a model trace with a live one.
+
+These are pure functions of traces, so the notebook's static table and the widget use the
+same code, and tests pin them without a browser.
+"""
+
+from .executors import ModelExecutor, Queue
+from .histories import HISTORIES, Trace, compare, play
+from .sweep import Verdict, count_stall
+from .table import Table
+from .text import reply, short
+
+QUEUE = Queue("{lease}")
+MAX_STALLED = (1, 2, 3, 4, 5)
+"""The budgets a learner can pick."""
+AGREE = "✓ agree"
+DIFFER = "✗ differ"
+
+
+def play_on_model(history, max_stalled: int, queue: Queue = QUEUE):
+    """Plays the history on a fresh model and returns (trace, plan): the plan is the model's
+    read pass over the queue just before the sweep ran (`ModelServer.plan_sweep`)."""
+    model = ModelExecutor()
+    plans = []
+
+    def before(index, count, action):
+        if action == "sweep":
+            plans.append(model.plan_sweep(queue, max_stalled))
+
+    trace = play(history, max_stalled, model, queue, progress=before)
+    return trace, plans[0]
+
+
+def without_epoch(trace: Trace) -> str:
+    """The counterfactual: the outcome had the sweep counted this lease whatever its stamp
+    (exempt always false), as a sweep with no lease_epoch would have to. The row as it stood
+    before the sweep gives stalled; a count that reaches max_stalled is a death."""
+    counted = _counted(trace)
+    return "refused" if counted.refusal else counted.kind
+
+
+def _counted(trace: Trace) -> Verdict:
+    """The sweep's counted-stall rule on the row as it stood just before the sweep."""
+    return count_stall(trace.steps[-2].row.get(b"stalled"), trace.max_stalled)
+
+
+def counterfactual_note(trace: Trace) -> str:
+    """What the sweep would have done without the epoch, beside what it did (HTML)."""
+    other = without_epoch(trace)
+    if not trace.exempt:
+        return f"the same: a counted lease is counted with or without the epoch (<b>{other}</b>)."
+    # a stalled field that is not a counter counts from 0, as the note has nothing else to say
+    counted = _counted(trace).stalled or 1
+    if other != trace.outcome:
+        return (f"without the epoch this lease would have been counted: stalled {counted} "
+                f"against max_stalled {trace.max_stalled}, so <b>{other}</b> instead of "
+                f"{trace.outcome}.")
+    return (f"without the epoch this lease would have been counted (stalled {counted}): still "
+            f"<b>{other}</b> at max_stalled {trace.max_stalled}, but with one stall of its "
+            f"budget spent on a restart.")
+
+
+def outcome_table(max_stalled_values=(1, 2)) -> Table:
+    """Every history x max_stalled on the model: what the sweep saw, its verdict, the outcome,
+    and the outcome without the epoch."""
+    rows = []
+    for key, history in HISTORIES.items():
+        for max_stalled in max_stalled_values:
+            trace, _ = play_on_model(key, max_stalled)
+            rows.append((
+                history.title, str(max_stalled), short(trace.lease_epoch),
+                short(trace.sweep_run_id), trace.verdict, trace.outcome, without_epoch(trace),
+            ))
+    return Table(("history", "max_stalled", "lease_epoch", "run_id at the sweep", "verdict",
+                  "outcome", "without the epoch (counterfactual)"), tuple(rows))
+
+
+def step_summary(step) -> str:
+    """A step as one line: its reply and the stamp on the row after it."""
+    stamp = step.row.get(b"lease_epoch")
+    state = reply(step.row.get(b"state"))
+    return f"→ {reply(step.reply)} · stamp {short(stamp)} · state {state}"
+
+
+def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, str, str, str]]:
+    """Step by step: (step, model, live, mark). The mark is AGREE or DIFFER with what differs;
+    run_ids are compared by which process of the history they belong to (`compare`)."""
+    rows = []
+    verdicts = compare(model_trace, live_trace)
+    for (action, agree, detail), m, live in zip(verdicts, model_trace.steps, live_trace.steps):
+        rows.append((action, step_summary(m), step_summary(live),
+                     AGREE if agree else f"{DIFFER}: {detail}"))
+    action, agree, detail = verdicts[-1]
+    rows.append((action, f"{model_trace.verdict} → {model_trace.outcome}",
+                 f"{live_trace.verdict} → {live_trace.outcome}",
+                 AGREE if agree else f"{DIFFER}: {detail}"))
+    return rows
