@@ -2,10 +2,13 @@
 
 from .build import module_path
 from .errors import (
+    InsecureServer,
     LabError,
     ModuleNotBuilt,
     ReplyError,
+    RestartFailed,
     RestartUnavailable,
+    ServerGone,
     ServerNotFound,
     ServerStartError,
     ServerStopped,
@@ -17,6 +20,7 @@ from .server import LabServer
 __all__ = [
     "HISTORIES",
     "Executor",
+    "InsecureServer",
     "LabError",
     "LabServer",
     "LiveExecutor",
@@ -24,7 +28,9 @@ __all__ = [
     "ModuleNotBuilt",
     "Queue",
     "ReplyError",
+    "RestartFailed",
     "RestartUnavailable",
+    "ServerGone",
     "ServerNotFound",
     "ServerStartError",
     "ServerStopped",

@@ -1,4 +1,20 @@
-"""The lab's errors. Each message says what went wrong and how to put it right."""
+"""The lab's errors. Each message says what went wrong and how to put it right.
+
+    LabError                 the lab's own setup went wrong: fix the setup, then retry
+      ModuleNotBuilt
+      ServerNotFound
+      ServerStartError
+      ServerStopped
+        ServerGone           (also a redis ConnectionError)
+      RestartFailed
+      InsecureServer
+      RestartUnavailable
+    ReplyError               a verb was refused: the course's expected answer, not a fault
+
+ReplyError stands apart from LabError on purpose. A refusal (a wrong type, a bad argument)
+is something the course makes happen and shows, the same text from the model and from the
+server; code that catches LabError to report a broken setup must not swallow it.
+"""
 
 import redis
 

@@ -1,0 +1,49 @@
+"""What `import trafikey_lab` offers, and the exception tree errors.py draws."""
+
+import inspect
+
+import trafikey_lab
+from trafikey_lab import errors
+
+PUBLIC = {
+    "HISTORIES", "Executor", "InsecureServer", "LabError", "LabServer", "LiveExecutor",
+    "ModelExecutor", "ModuleNotBuilt", "Queue", "ReplyError", "RestartFailed",
+    "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError", "ServerStopped",
+    "Trace", "compare", "module_path", "play", "verdict_line",
+}
+
+
+def test_the_package_exports_exactly_its_public_names():
+    assert set(trafikey_lab.__all__) == PUBLIC
+    assert len(trafikey_lab.__all__) == len(PUBLIC)
+
+
+def test_every_exported_name_is_importable_from_the_package():
+    missing = [name for name in trafikey_lab.__all__ if not hasattr(trafikey_lab, name)]
+    assert missing == []
+
+
+def _exceptions():
+    return {name: cls for name, cls in inspect.getmembers(errors, inspect.isclass)
+            if issubclass(cls, Exception) and cls.__module__ == errors.__name__}
+
+
+def test_every_exception_of_errors_py_is_exported():
+    assert set(_exceptions()) <= set(trafikey_lab.__all__)
+
+
+def test_every_exception_is_drawn_in_errors_py_s_tree_under_its_parent():
+    lines = [line for line in errors.__doc__.splitlines() if line.startswith("    ")]
+    drawn = {line.split()[0]: (len(line) - len(line.lstrip())) for line in lines}
+    assert set(drawn) == set(_exceptions())
+    for name, cls in _exceptions().items():
+        parents = [b.__name__ for b in cls.__bases__ if b.__module__ == errors.__name__]
+        if parents:
+            assert drawn[name] == drawn[parents[0]] + 2, name
+        else:
+            assert drawn[name] == 4, name
+
+
+def test_a_refusal_is_not_a_setup_error_so_catching_lab_error_does_not_hide_it():
+    assert not issubclass(errors.ReplyError, errors.LabError)
+    assert issubclass(errors.ServerGone, errors.ServerStopped)
