@@ -1,0 +1,130 @@
+"""Notebook 05's library: the replica, the failback's INFO fields, the append-only file and the
+model of what other queues charge for a restart."""
+
+import math
+
+import pytest
+
+from trafikey_lab import beyond
+from trafikey_lab.errors import LabError
+from trafikey_lab.executors import LiveExecutor, Queue
+from trafikey_lab.server import LabServer
+
+QUEUE = Queue("{beyond}")
+
+
+def lines(shown):
+    return "\n".join(shown.lines)
+
+
+def test_a_replica_holds_the_primarys_stamp_and_refuses_all_four_verbs(lab):
+    shown = lines(beyond.replica_copy(lab, QUEUE))
+    assert "the replica's role: slave" in shown
+    assert "byte for byte the same on both: True" in shown
+    assert "the replica's stamp is the primary's run_id: True" in shown
+    for verb in beyond.VERBS:
+        assert f"{verb} on the replica → READONLY" in shown
+    assert LiveExecutor(lab).dataset() == {}, "the primary's queue is emptied afterwards"
+
+
+def test_a_failback_changes_the_replication_id_but_never_the_run_id(lab):
+    run_id = lab.run_id
+    shown = beyond.failback_fields(lab).lines
+    assert shown == (
+        "run_id: while a replica same, after the failback same",
+        "master_replid: while a replica changed, after the failback changed",
+        "role: while a replica changed, after the failback same",
+    )
+    assert lab.client.info("server")["run_id"] == run_id
+    assert lab.client.info("replication")["role"] == "master"
+
+
+def test_a_server_the_lab_did_not_start_is_not_given_a_replica():
+    external = LabServer(url="redis://127.0.0.1:1")
+    assert "not run: the lab is using a server it did not start" in lines(
+        beyond.replica_copy(external, QUEUE))
+    assert "Unset TRAFIKEY_VALKEY_URL" in lines(beyond.failback_fields(external))
+
+
+def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_password():
+    shown = lines(beyond.aof_claim(QUEUE))
+    assert "  HSET {beyond}:job:job-1 state active attempts 1 lease_epoch <this process's run_id>" \
+        in shown
+    assert "  ZREM {beyond}:pending job-1" in shown
+    assert "ZADD {beyond}:active " in shown
+    assert "a verb of the module among them: False" in shown
+    assert "the password anywhere in the file: False" in shown
+    assert "the replayed row's stamp is the one written: True" in shown
+    assert "not the new process's run_id: True" in shown
+
+
+def test_resp_text_is_read_command_by_command_and_anything_else_is_refused():
+    data = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$4\r\nHSET\r\n$1\r\nk\r\n$0\r\n\r\n"
+    assert beyond.parse_resp_commands(data) == [[b"SELECT", b"0"], [b"HSET", b"k", b""]]
+    with pytest.raises(LabError, match="not RESP text"):
+        beyond.parse_resp_commands(b"SET k v\r\n")
+
+
+def test_a_quick_restart_and_a_long_one_give_the_same_exempt_verdict():
+    shown = beyond.downtime_verdicts(QUEUE, wait_s=0.6).lines
+    assert shown[0].startswith("a quick restart: sweep [[b'job-1'], []] · stalled (none)")
+    assert shown[1].startswith("down 0.6 s: sweep [[b'job-1'], []] · stalled (none)")
+
+
+def test_the_poisson_tail_matches_its_complement_and_is_never_noise():
+    for mean, at_least in [(0.5, 1), (2.0, 3), (7.0, 4)]:
+        below = sum(math.exp(-mean) * mean ** k / math.factorial(k) for k in range(at_least))
+        assert beyond.poisson_tail(mean, at_least) == pytest.approx(1 - below)
+    assert beyond.poisson_tail(0.001, 26) >= 0.0
+    assert beyond.poisson_tail(0.0, 1) == 0.0 and beyond.poisson_tail(0.0, 0) == 1.0
+
+
+def test_trafikey_dead_letters_no_job_for_restarts_whatever_the_load():
+    rows = beyond.restart_dead_letters(5000, 50, 240, 5, 600)
+    by_queue = {r["queue"]: r["dead_per_week"] for r in rows}
+    assert by_queue["trafikey"] == 0.0
+    assert by_queue["BullMQ"] > by_queue["Amazon SQS"] > 0
+
+
+def test_a_restart_shorter_than_the_lease_costs_no_queue_anything():
+    rows = beyond.restart_dead_letters(200, 10, 30, lease_s=60, down_s=30)
+    assert all(r["dead_per_week"] == 0.0 for r in rows)
+
+
+def test_bullmqs_row_is_the_jobs_that_lose_two_leases_at_its_default_budget_of_one():
+    rows = beyond.restart_dead_letters(100, 2, 60, lease_s=30, down_s=60)
+    mean = 2 * 60 / beyond.WEEK_MIN
+    expected = 100 * beyond.WEEK_MIN / 60 * (1 - math.exp(-mean) * (1 + mean))
+    assert rows[0]["queue"] == "BullMQ"
+    assert rows[0]["dead_per_week"] == pytest.approx(expected)
+
+
+def test_a_model_input_out_of_range_is_refused_with_what_it_must_be():
+    with pytest.raises(ValueError, match="job_minutes and lease_s more than 0"):
+        beyond.restart_dead_letters(10, 1, 0, 30, 60)
+
+
+def test_the_figure_has_one_labelled_bar_per_queue():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = beyond.restart_dead_letters(200, 2, 30, 30, 60)
+    fig, ax = plt.subplots()
+    bars = beyond.plot_dead_letters(rows, ax=ax)
+    assert len(bars) == len(rows)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [r["queue"] for r in rows]
+    assert "dead-lettered" in ax.get_xlabel()
+    assert len({bar.get_facecolor() for bar in bars}) == len(rows)
+    plt.close(fig)
+
+
+def test_the_restart_costs_widget_redraws_its_table_when_a_slider_moves():
+    widget = beyond.restart_costs()
+    assert "<td>BullMQ</td><td>1</td><td>1.19</td>" in widget.shown.value
+    assert "<svg" in widget.shown.value
+    widget.controls["down_s"].value = 10
+    assert all(r["dead_per_week"] == 0.0 for r in widget.rows)
+    assert "<td>BullMQ</td><td>1</td><td>0</td>" in widget.shown.value
+    assert repr(widget) == "RestartCosts: five sliders, the table and the figure of the model"

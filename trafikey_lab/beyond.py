@@ -1,0 +1,319 @@
+"""Notebook 05, beyond one server: a replica, a failback, the append-only file, and a model of
+what other queues charge for a restart.
+
+The live parts each start the extra servers they need (a replica through caveats.replica_of, an
+append-only server of their own) and stop them, folders removed, however the run ends. Each
+returns a Shown whose lines hold no run_id, port or path, only what was compared.
+"""
+
+import math
+import tempfile
+import time
+from dataclasses import dataclass
+
+from .caveats import Shown, _unavailable, _wait_in_sync, replica_of
+from .errors import LabError, ReplyError
+from .executors import LiveExecutor, Queue
+from .histories import JOB, LEASE_MS
+from .server import LabServer
+
+VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
+"""The module's four verbs: each one writes, so a replica refuses each one."""
+
+
+def _try_each_verb(live: LiveExecutor, queue: Queue) -> dict[str, str]:
+    attempts = {
+        "EMQ.CLAIM": lambda: live.claim(queue, LEASE_MS),
+        "EMQ.EXTEND": lambda: live.extend(queue, JOB, 1, LEASE_MS),
+        "EMQ.EXTENDS": lambda: live.extends(queue, LEASE_MS, [(JOB, 1)]),
+        "EMQ.STALLED.CHECK": lambda: live.sweep(queue, 1),
+    }
+    answers = {}
+    for verb, attempt in attempts.items():
+        try:
+            answers[verb] = f"accepted: {attempt()!r}"
+        except ReplyError as exc:
+            answers[verb] = exc.text.split(" ", 1)[0]
+    return answers
+
+
+def replica_copy(server: LabServer, queue: Queue) -> Shown:
+    """A lease granted on `server`; a module-loaded replica holds the same bytes, stamp
+    included, and refuses every verb with READONLY."""
+    if (refused := _unavailable(server, "a replica")) is not None:
+        return refused
+    primary = LiveExecutor(server)
+    primary.clear(queue)
+    primary.add(queue, JOB, b"hello")
+    primary.claim(queue, LEASE_MS)
+    try:
+        with replica_of(server) as replica:
+            copy = LiveExecutor(replica)
+            same = copy.dataset() == primary.dataset()
+            stamp = copy.row(queue, JOB).get(b"lease_epoch")
+            answers = _try_each_verb(copy, queue)
+            role = replica.client.info("replication")["role"]
+    finally:
+        primary.clear(queue)
+    return Shown((
+        f"the replica's role: {role}",
+        f"every key of the queue, byte for byte the same on both: {same}",
+        f"the replica's stamp is the primary's run_id: {stamp == server.run_id.encode()}",
+        *(f"{verb} on the replica → {answer}" for verb, answer in answers.items()),
+    ))
+
+
+FIELDS = ("run_id", "master_replid", "role")
+
+
+def _fields(server: LabServer) -> dict[str, str]:
+    info = {**server.client.info("server"), **server.client.info("replication")}
+    return {name: str(info[name]) for name in FIELDS}
+
+
+def failback_fields(server: LabServer) -> Shown:
+    """`server` hands over to a replica, follows it, then is promoted back with no restart.
+    Which of the INFO fields a stamp could hold changed across that, and which did not."""
+    if (refused := _unavailable(server, "a failover")) is not None:
+        return refused
+    before = _fields(server)
+    with replica_of(server) as other:
+        other.client.execute_command("REPLICAOF", "NO", "ONE")
+        server.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
+        # The replication id a replica reports is its primary's only once it has synced.
+        _wait_in_sync(other, server)
+        during = _fields(server)
+        server.client.execute_command("REPLICAOF", "NO", "ONE")
+    after = _fields(server)
+    return Shown(tuple(
+        f"{name}: while a replica {'changed' if during[name] != before[name] else 'same'}, "
+        f"after the failback {'changed' if after[name] != before[name] else 'same'}"
+        for name in FIELDS
+    ))
+
+
+# -- the append-only file ----------------------------------------------------------------------
+
+def parse_resp_commands(data: bytes) -> list[list[bytes]]:
+    """The commands of an append-only file's RESP text: arrays of bulk strings, one per
+    command. Raises LabError at the first byte that is not one."""
+    commands, at = [], 0
+    while at < len(data):
+        if data[at:at + 1] != b"*":
+            raise LabError(f"the append-only file has {data[at:at + 20]!r} at byte {at} where a "
+                           "command should start (*): it is not RESP text")
+        end = data.index(b"\r\n", at)
+        count, at = int(data[at + 1:end]), end + 2
+        command = []
+        for _ in range(count):
+            end = data.index(b"\r\n", at)
+            length = int(data[at + 1:end])
+            command.append(data[end + 2:end + 2 + length])
+            at = end + 2 + length + 2
+        commands.append(command)
+    return commands
+
+
+def aof_commands(server: LabServer) -> list[list[bytes]]:
+    """The commands in `server`'s incremental append-only files, oldest first."""
+    folder = server.data_dir / "appendonlydir"
+    manifest = (folder / "appendonly.aof.manifest").read_text().splitlines()
+    names = [line.split()[1] for line in manifest if line.split()[-1] == "i"]
+    return [c for name in names for c in parse_resp_commands((folder / name).read_bytes())]
+
+
+def _command_line(command: list[bytes], run_id: bytes) -> str:
+    words = [("<this process's run_id>" if word == run_id else word.decode(errors="replace"))
+             for word in command]
+    return " ".join(words)
+
+
+def aof_claim(queue: Queue) -> Shown:
+    """A claim on a server of its own with appendonly yes: the commands the file holds for
+    it, whether any of them is a verb or carries the password, and the row after a restart
+    replays the file."""
+    with LabServer(persistence="aof") as server:
+        live = LiveExecutor(server)
+        live.add(queue, JOB, b"hello")
+        live.claim(queue, LEASE_MS)
+        run_id = server.run_id.encode()
+        commands = aof_commands(server)
+        stamp = live.row(queue, JOB).get(b"lease_epoch")
+        server.restart()
+        replayed = live.row(queue, JOB).get(b"lease_epoch")
+        secret = server.password.encode()
+    claim_at = max(i for i, c in enumerate(commands) if c[0] == b"ZREM")
+    return Shown((
+        "the commands the claim left in the append-only file:",
+        *(f"  {_command_line(c, run_id)}" for c in commands[claim_at - 1:]),
+        f"a verb of the module among them: {any(c[0].upper().startswith(b'EMQ.') for c in commands)}",
+        f"the password anywhere in the file: {any(secret in word for c in commands for word in c)}",
+        f"after a restart, the replayed row's stamp is the one written: {replayed == stamp}",
+        f"and it is not the new process's run_id: {replayed != server.run_id.encode()}",
+    ))
+
+
+def downtime_verdicts(queue: Queue, wait_s: float = 1.0) -> Shown:
+    """Two leases on an append-only server, each across one restart: one restart is quick,
+    the other waits `wait_s` seconds while the server is down (longer than the lease). Both
+    sweeps, max_stalled 1, give the same verdict."""
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="trafikey-lab-") as folder:
+        server = LabServer(persistence="aof", data_dir=folder)
+        try:
+            server.start()
+            live = LiveExecutor(server)
+            for label, pause in (("a quick restart", 0.0), (f"down {wait_s:g} s", wait_s)):
+                live.clear(queue)
+                live.add(queue, JOB, b"hello")
+                live.claim(queue, LEASE_MS)
+                deadline = live.deadline(queue, JOB)
+                server.stop()
+                time.sleep(pause)
+                server.start()
+                live.wait_until(deadline)
+                reply = live.sweep(queue, 1)
+                row = live.row(queue, JOB)
+                lines.append(f"{label}: sweep {reply!r} · stalled "
+                             f"{row.get(b'stalled', b'(none)').decode()} · state "
+                             f"{row[b'state'].decode()}")
+        finally:
+            server.stop()
+    return Shown((*lines, "→ the same verdict: the stamp names a process, not a time"))
+
+
+# -- what other queues charge for a restart: a model -------------------------------------------
+
+@dataclass(frozen=True)
+class Budget:
+    """One queue's rule, as the model plays it: a job is dead-lettered once the leases it
+    lost to restarts exceed `forgiven`. `counts_restarts` False: a restart costs it nothing."""
+
+    queue: str
+    forgiven: int
+    counts_restarts: bool
+    what: str
+
+
+BUDGETS = (
+    Budget("BullMQ", 1, True, "stalledCounter against maxStalledCount (default 1)"),
+    Budget("asynq", 25, True, "a lease-expired task is retried against MaxRetry (default 25)"),
+    Budget("Amazon SQS", 5, True, "failed receives against maxReceiveCount (5 here, your "
+                                  "choice)"),
+    Budget("trafikey", 1, False, "stalled against max_stalled, a restart's lease exempt"),
+)
+
+WEEK_MIN = 7 * 24 * 60
+
+
+def poisson_tail(mean: float, at_least: int) -> float:
+    """P(N >= at_least) for N ~ Poisson(mean)."""
+    # Summed upward rather than as 1 - P(N < at_least), which rounds to noise for small tails.
+    if mean == 0:
+        return 1.0 if at_least <= 0 else 0.0
+    terms = (math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))
+             for k in range(max(at_least, 0), max(at_least, 0) + 400))
+    return math.fsum(terms)
+
+
+def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minutes: float,
+                         lease_s: float, down_s: float, budgets=BUDGETS) -> list[dict]:
+    """Healthy jobs a week each queue dead-letters because of restarts alone, in a model:
+    jobs_in_flight jobs at all times, each running job_minutes; restarts come at random
+    (Poisson) restarts_per_week times a week and each lasts down_s seconds. A restart
+    shorter than the lease loses no lease; a longer one costs every job in flight one lease.
+    A job is dead-lettered when its lost leases exceed what its queue forgives."""
+    if jobs_in_flight < 0 or restarts_per_week < 0 or job_minutes <= 0 or lease_s <= 0:
+        raise ValueError("jobs_in_flight and restarts_per_week must be 0 or more, job_minutes "
+                         "and lease_s more than 0")
+    jobs_per_week = jobs_in_flight * WEEK_MIN / job_minutes
+    costly = restarts_per_week if down_s > lease_s else 0.0
+    mean = costly * job_minutes / WEEK_MIN
+    rows = []
+    for budget in budgets:
+        share = poisson_tail(mean, budget.forgiven + 1) if budget.counts_restarts else 0.0
+        rows.append({"queue": budget.queue, "forgiven": budget.forgiven,
+                     "dead_per_week": jobs_per_week * share, "rule": budget.what})
+    return rows
+
+
+def dead_letter_table(rows: list[dict]) -> str:
+    lines = [f"{'queue':<12} {'forgiven':>8} {'dead a week':>12}  rule"]
+    lines += [f"{r['queue']:<12} {r['forgiven']:>8} {r['dead_per_week']:>12.3g}  {r['rule']}"
+              for r in rows]
+    return "\n".join(lines)
+
+
+# Okabe-Ito, readable by colour-blind readers; each bar also carries its queue's name and value.
+_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
+
+
+def plot_dead_letters(rows: list[dict], ax=None):
+    """A bar per queue: healthy jobs dead-lettered a week by restarts. Returns the bars."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3))
+    names = [r["queue"] for r in rows]
+    values = [r["dead_per_week"] for r in rows]
+    bars = ax.barh(names, values, color=_COLOURS[:len(rows)],
+                   hatch=["", "//", "..", "xx", "\\\\", "oo"][:len(rows)], edgecolor="black")
+    for bar, value in zip(bars, values):
+        ax.annotate(f"{value:.3g}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                    xytext=(4, 0), textcoords="offset points", va="center")
+    ax.set_xlabel("healthy jobs dead-lettered a week by restarts (model)")
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(values + [1.0]) * 1.25)
+    return bars
+
+
+def _figure_svg(rows: list[dict]) -> str:
+    import io
+
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 3))
+    plot_dead_letters(rows, ax=figure.add_subplot())
+    figure.tight_layout()
+    out = io.StringIO()
+    figure.savefig(out, format="svg")
+    svg = out.getvalue()
+    return svg[svg.index("<svg"):]
+
+
+def _table_html(rows: list[dict]) -> str:
+    body = "".join(
+        f"<tr><td>{r['queue']}</td><td>{r['forgiven']}</td><td>{r['dead_per_week']:.3g}</td>"
+        f"<td>{r['rule']}</td></tr>" for r in rows)
+    return ("<table><tr><th>queue</th><th>forgiven</th><th>dead a week</th><th>rule</th></tr>"
+            f"{body}</table>")
+
+
+def restart_costs():
+    """The model with a slider for each input; the table and the figure redrawn into one HTML
+    area on each change (no Output area, so a stored notebook holds only the text below)."""
+    import ipywidgets as w
+
+    class RestartCosts(w.VBox):
+        def __init__(self):
+            self.controls = {
+                "jobs_in_flight": w.IntSlider(200, 0, 2000, 50, description="jobs in flight"),
+                "restarts_per_week": w.IntSlider(2, 0, 20, 1, description="restarts/week"),
+                "job_minutes": w.IntSlider(30, 1, 240, 1, description="job minutes"),
+                "lease_s": w.IntSlider(30, 5, 300, 5, description="lease s"),
+                "down_s": w.IntSlider(60, 1, 600, 1, description="down s"),
+            }
+            self.shown = w.HTML()
+            super().__init__([*self.controls.values(), self.shown])
+            for control in self.controls.values():
+                control.observe(self.update, names="value")
+            self.update()
+
+        def update(self, _change=None):
+            self.rows = restart_dead_letters(**{k: c.value for k, c in self.controls.items()})
+            self.shown.value = _table_html(self.rows) + _figure_svg(self.rows)
+
+        def __repr__(self) -> str:
+            return "RestartCosts: five sliders, the table and the figure of the model"
+
+    return RestartCosts()
