@@ -442,3 +442,56 @@ def _history_finding(trace: Trace, prediction: str) -> Finding:
     if prediction == trace.verdict:
         return Finding(RIGHT, f"{seen}, as you predicted: {why}")
     return Finding(WRONG, f"{seen}, not {prediction}: {why}")
+
+
+# -- 05: promote the replica -------------------------------------------------------------------
+
+PROMOTE_QUEUE = Queue("{promote}")
+
+
+def check_promotion(promote, server) -> Feedback:
+    """The learner's `promote(client)`, which should make the replica that client talks to a
+    primary. Run on a fresh replica of `server` holding one lease `server` granted; right when
+    the replica answers as a primary with its own run_id and its sweep finds the lease exempt."""
+    from .beyond import JOB, LEASE_MS, _unavailable, replica_of
+    from .executors import LiveExecutor
+
+    exercise = "promote the replica"
+    if not callable(promote):
+        return _feedback(exercise, [Finding(WRONG, f"promote is {promote!r}: define it as a "
+                                                   "function, def promote(client): ...")])
+    if (refused := _unavailable(server, "a replica")) is not None:
+        return _feedback(exercise, [Finding(NOTE, refused.lines[0])])
+    primary = LiveExecutor(server)
+    primary.clear(PROMOTE_QUEUE)
+    primary.add(PROMOTE_QUEUE, JOB, b"hello")
+    primary.claim(PROMOTE_QUEUE, LEASE_MS)
+    findings = []
+    try:
+        with replica_of(server) as replica:
+            try:
+                promote(replica.client)
+            except Exception as exc:  # the learner's code may raise anything: say what it was
+                return _feedback(exercise, [Finding(WRONG, f"promote raised {_error(exc)}: "
+                                                           "send the command that makes a "
+                                                           "replica stop following its primary")])
+            info = replica.client.info("replication")
+            if info["role"] != "master":
+                return _feedback(exercise, [Finding(
+                    WRONG, f"the replica still answers role {info['role']}: it follows its "
+                           "primary until it is told to follow no one (REPLICAOF NO ONE)")])
+            findings.append(Finding(RIGHT, "the replica now answers role master"))
+            findings.append(Finding(
+                RIGHT if replica.run_id != server.run_id else WRONG,
+                "its run_id is its own, not the old primary's"))
+            live = LiveExecutor(replica)
+            live.wait_until(live.deadline(PROMOTE_QUEUE, JOB))
+            exempt = live.sweep(PROMOTE_QUEUE, 1)[0] == [JOB]
+            findings.append(Finding(
+                RIGHT if exempt else WRONG,
+                "its sweep, max_stalled 1, sends the old primary's lease back to pending "
+                "uncounted: the stamp names another process" if exempt else
+                "its sweep did not find the old primary's lease exempt"))
+    finally:
+        primary.clear(PROMOTE_QUEUE)
+    return _feedback(exercise, findings)
