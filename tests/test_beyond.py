@@ -128,3 +128,25 @@ def test_the_restart_costs_widget_redraws_its_table_when_a_slider_moves():
     assert all(r["dead_per_week"] == 0.0 for r in widget.rows)
     assert "<td>BullMQ</td><td>1</td><td>0</td>" in widget.shown.value
     assert repr(widget) == "RestartCosts: five sliders, the table and the figure of the model"
+
+
+def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(lab, monkeypatch):
+    started = []
+    real_start = LabServer.start
+
+    def start(self):
+        server = real_start(self)
+        started.append((self, self.data_dir))
+        return server
+
+    def fail(live, queue):
+        raise RuntimeError("the cell failed here")
+
+    monkeypatch.setattr(LabServer, "start", start)
+    monkeypatch.setattr(beyond, "_try_each_verb", fail)
+    with pytest.raises(RuntimeError, match="the cell failed here"):
+        beyond.replica_copy(lab, QUEUE)
+    ((replica, folder),) = [(server, folder) for server, folder in started if server is not lab]
+    assert not replica.running
+    assert folder is not None and not folder.exists()
+    assert LiveExecutor(lab).dataset() == {}
