@@ -4,6 +4,12 @@ No I/O and no wall clock: time is `now_ms`, moved by the caller, and `restart()`
 next run_id (NOW first, then forty 0s, as in the dive; then 000…001, 000…002 and so on). The
 dataset survives a restart, as it does on a real server that saves before stopping. Replies
 and refusals are the module's, byte for byte, so a test can hold the two side by side.
+
+The file is laid out as trafikey.c is, so the two read side by side: the store first (what
+the server provides before any module loads), then the rules, then one handler per verb
+opening with its usage line, the command table last, where the module's OnLoad registers
+its verbs. The steps have the C's names: plan_claim, claim_command, lease_is_live,
+deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 """
 
 from dataclasses import dataclass, field
@@ -16,6 +22,9 @@ START_MS = 1_780_000_000_000
 
 DEADLINE_MAX = 2**53
 """The largest score a sorted set holds exactly (a double's integer range)."""
+
+DEFAULT_LIMIT = 1000
+"""How many expired members a sweep takes when no LIMIT is given."""
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INTEGER = "ERR EMQ row field is not an integer"
@@ -45,6 +54,8 @@ def run_ids():
         n += 1
 
 
+# -- the store: keys, their types, and the server's own commands --------------------------------
+
 def _type_of(value) -> str:
     if value is None:
         return "none"
@@ -65,274 +76,38 @@ class ZSet:
         return sorted(self.scores.items(), key=lambda item: (item[1], item[0]))
 
 
-class ModelServer:
-    """One modelled Valkey process after another, over one dataset."""
+class Store:
+    """The dataset, as the server keeps it whatever module is loaded: keys of three types, the
+    type checks every command makes, and the plain commands (HSET, ZADD, SET, DEL, ZREM) the
+    executors use to lay out a dataset and the sweep's writes are made of."""
 
-    def __init__(self, now_ms: int = START_MS):
-        self.now_ms = now_ms
+    def __init__(self):
         self.data: dict[bytes, object] = {}
-        self._run_ids = run_ids()
-        self.run_id: bytes | None = next(self._run_ids)
 
-    def restart(self) -> bytes:
-        self.run_id = next(self._run_ids)
-        return self.run_id
-
-    # -- the command table -----------------------------------------------------------------
-
-    def execute(self, *args):
-        if not args:
-            raise ReplyError("ERR no command given")
-        args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-        name = args[0].decode(errors="replace").upper()
-        handler = self.COMMANDS.get(name)
-        if handler is None:
-            raise ReplyError(f"ERR unknown command '{args[0].decode(errors='replace')}'")
-        # The server names a command in its errors as registered: the module's verbs in upper
-        # case, its own commands in lower case.
-        return handler(self, name if name.startswith("EMQ.") else name.lower(), args[1:])
-
-    # -- small data commands the executors share (injections and dumps) ----------------------
-
-    def _hset(self, verb, args):
-        if len(args) < 3 or len(args) % 2 == 0:
-            raise ReplyError(arity_error(verb))
-        row = self._hash_or_new(args[0])
-        added = sum(k not in row for k in args[1::2])
-        row.update(zip(args[1::2], args[2::2]))
-        return added
-
-    def _zadd(self, verb, args):
-        if len(args) < 3 or len(args) % 2 == 0:
-            raise ReplyError(arity_error(verb))
-        zset = self._zset_or_new(args[0])
-        added = 0
-        for score, member in zip(args[1::2], args[2::2]):
-            added += member not in zset.scores
-            zset.scores[member] = float(score)
-        return added
-
-    def _set(self, verb, args):
-        if len(args) != 2:
-            raise ReplyError(arity_error(verb))
-        self.data[args[0]] = args[1]
-        return b"OK"
-
-    def _zrem_command(self, verb, args):
-        if len(args) < 2:
-            raise ReplyError(arity_error(verb))
-        self._check_zsets(args[0])
-        present = self.data.get(args[0], ZSet()).scores
-        removed = sum(member in present for member in set(args[1:]))
-        for member in args[1:]:
-            self._zrem(args[0], member)
-        return removed
-
-    def _del(self, verb, args):
-        if not args:
-            raise ReplyError(arity_error(verb))
-        return sum(self.data.pop(key, None) is not None for key in args)
-
-    # -- the verbs ---------------------------------------------------------------------------
-
-    def _claim(self, verb, args, stamp=True):
-        if len(args) != 4:
-            raise ReplyError(arity_error(verb))
-        pending, active, prefix, lease = args
-        deadline = self._deadline(lease)
-        self._check_zsets(pending, active)
-        run_id = self._current()
-        ghosts, claimed, attempts = [], None, 0
-        for member, _ in self._ordered(pending):
-            kind = self._type(prefix + member)
-            if kind == "none":
-                ghosts.append(member)
-                continue
-            if kind != "hash":
-                raise ReplyError(WRONGTYPE)
-            attempts = self._counter(self.data[prefix + member].get(b"attempts"))
-            claimed = member
-            break
-        for ghost in ghosts:
-            self._zrem(pending, ghost)
-        if claimed is None:
-            return None
-        self._zrem(pending, claimed)
-        fields = {b"state": b"active", b"attempts": b"%d" % (attempts + 1)}
-        if stamp:
-            fields[b"lease_epoch"] = run_id
-        self.data[prefix + claimed].update(fields)
-        self._zset_or_new(active).scores[claimed] = float(deadline)
-        return [claimed, attempts + 1, deadline]
-
-    def _extend(self, verb, args, stamp=True):
-        if len(args) != 5:
-            raise ReplyError(arity_error(verb))
-        active, row, member, attempt, lease = args
-        attempt = self._attempt(attempt)
-        deadline = self._deadline(lease)
-        self._check_zsets(active)
-        self._check_hash(row)
-        run_id = self._current()
-        if not self._live(active, row, member, attempt):
-            return 0
-        self._zset_or_new(active).scores[member] = float(deadline)
-        if stamp:
-            self.data[row][b"lease_epoch"] = run_id
-        return 1
-
-    def _extends(self, verb, args):
-        if len(args) < 5 or (len(args) - 2) % 3:
-            raise ReplyError(arity_error(verb))
-        active, lease, triples = args[0], args[1], args[2:]
-        deadline = self._deadline(lease)
-        attempts = [self._attempt(a) for a in triples[2::3]]
-        self._check_zsets(active)
-        run_id = self._current()
-        live = []
-        for member, row, attempt in zip(triples[0::3], triples[1::3], attempts):
-            self._check_hash(row)
-            if self._live(active, row, member, attempt):
-                live.append((member, row))
-        for member, row in live:
-            self._zset_or_new(active).scores[member] = float(deadline)
-            self.data[row][b"lease_epoch"] = run_id
-        return [member for member, _ in live]
-
-    def _stalled_check(self, verb, args):
-        if len(args) not in (5, 7):
-            raise ReplyError(arity_error(verb))
-        active, pending, dead, prefix = args[:4]
-        max_stalled = self._positive(args[4], "max_stalled")
-        limit = 1000
-        if len(args) == 7:
-            if args[5].upper() != b"LIMIT":
-                raise ReplyError(SYNTAX_ERROR)
-            limit = self._positive(args[6], "limit")
-        self._check_zsets(active, pending, dead)
-        plan = self.plan_sweep(active, pending, dead, prefix, max_stalled, limit)
-        for member in plan:
-            if member.verdict.refusal:
-                raise ReplyError(WRONGTYPE if member.verdict.kind == "wrongtype" else NOT_INTEGER)
-        for member in plan:
-            for write in member.writes:
-                self.execute(*write)
-        return [
-            [m.id for m in plan if m.verdict.kind in ("exempt", "recovered")],
-            [m.id for m in plan if m.verdict.kind == "dead"],
-        ]
-
-    def plan_sweep(self, active, pending, dead, prefix, max_stalled, limit=1000):
-        """The sweep's read pass: for each expired member (ascending deadline, at most
-        `limit`), the reads its verdict asked for, the verdict and the writes it implies."""
-        run_id = self._current()
-        now = self.now_ms
-        plan = []
-        for member, _ in [m for m in self._ordered(active) if m[1] <= now][:limit]:
-            row = self.data.get(prefix + member)
-            verdict, asked = decide_row(run_id, max_stalled, row)
-            plan.append(SweptMember(member, tuple(asked), verdict, tuple(
-                sweep_writes(verdict, member, active, pending, dead, prefix + member, now))))
-        return plan
-
-    COMMANDS = {
-        "HSET": _hset,
-        "ZADD": _zadd,
-        "SET": _set,
-        "DEL": _del,
-        "ZREM": _zrem_command,
-        "EMQ.CLAIM": _claim,
-        "EMQ.EXTEND": _extend,
-        "EMQ.EXTENDS": _extends,
-        "EMQ.STALLED.CHECK": _stalled_check,
-    }
-
-    # -- the scripted executor (no stamp) ----------------------------------------------------
-
-    def script(self, name: str, keys: list[bytes], args: list[bytes]):
-        if name == "add":
-            return self._add(keys, args)
-        if name == "claim2":
-            return self._claim("claim2", [*keys, *args], stamp=False)
-        if name == "extend2":
-            return self._extend("extend2", [*keys, *args], stamp=False)
-        raise ValueError(f"no script named {name!r}")
-
-    def _add(self, keys, args):
-        (pending, prefix), (member, payload) = keys, args
-        self._check_zsets(pending)
-        if self._type(prefix + member) != "none":
-            raise ReplyError(JOB_EXISTS)
-        self.data[prefix + member] = {b"state": b"pending", b"attempts": b"0", b"payload": payload}
-        self._zset_or_new(pending).scores[member] = 0.0
-        return 1
-
-    # -- the checks, in the order every verb makes them ------------------------------------
-
-    def _positive(self, value: bytes, name: str) -> int:
-        number = epoch.argument_integer(value)
-        if number is None or number < 1:
-            raise ReplyError(must_be_positive(name))
-        return number
-
-    def _attempt(self, value: bytes) -> int:
-        number = epoch.argument_integer(value)
-        if number is None or number < 0:
-            raise ReplyError(ATTEMPT_ERROR)
-        return number
-
-    def _deadline(self, lease: bytes) -> int:
-        deadline = self.now_ms + self._positive(lease, "lease")
-        if deadline > DEADLINE_MAX:
-            raise ReplyError(DEADLINE_ERROR)
-        return deadline
-
-    def _check_zsets(self, *keys: bytes) -> None:
-        if any(self._type(k) not in ("none", "zset") for k in keys):
-            raise ReplyError(WRONGTYPE)
-
-    def _check_hash(self, key: bytes) -> None:
-        if self._type(key) not in ("none", "hash"):
-            raise ReplyError(WRONGTYPE)
-
-    def _current(self) -> bytes:
-        if self.run_id is None:
-            raise ReplyError(HOST_CALL_FAILED)
-        return self.run_id
-
-    def _counter(self, value: bytes | None) -> int:
-        number = epoch.counter(value)
-        if number is None:
-            raise ReplyError(NOT_INTEGER)
-        return number
-
-    def _live(self, active: bytes, row: bytes, member: bytes, attempt: int) -> bool:
-        zset = self.data.get(active)
-        if zset is None or member not in zset.scores or self._type(row) != "hash":
-            return False
-        fields = self.data[row]
-        if fields.get(b"state") != b"active":
-            return False
-        return self._counter(fields.get(b"attempts")) == attempt
-
-    # -- storage -----------------------------------------------------------------------------
-
-    def _type(self, key: bytes) -> str:
+    def type(self, key: bytes) -> str:
         return _type_of(self.data.get(key))
 
-    def _ordered(self, key: bytes) -> list[tuple[bytes, float]]:
+    def check_zsets(self, *keys: bytes) -> None:
+        if any(self.type(k) not in ("none", "zset") for k in keys):
+            raise ReplyError(WRONGTYPE)
+
+    def check_hash(self, key: bytes) -> None:
+        if self.type(key) not in ("none", "hash"):
+            raise ReplyError(WRONGTYPE)
+
+    def ordered(self, key: bytes) -> list[tuple[bytes, float]]:
         zset = self.data.get(key)
         return zset.ordered() if zset is not None else []
 
-    def _hash_or_new(self, key: bytes) -> dict:
-        self._check_hash(key)
+    def hash_or_new(self, key: bytes) -> dict:
+        self.check_hash(key)
         return self.data.setdefault(key, {})
 
-    def _zset_or_new(self, key: bytes) -> ZSet:
-        self._check_zsets(key)
+    def zset_or_new(self, key: bytes) -> ZSet:
+        self.check_zsets(key)
         return self.data.setdefault(key, ZSet())
 
-    def _zrem(self, key: bytes, member: bytes) -> None:
+    def zrem(self, key: bytes, member: bytes) -> None:
         zset = self.data.get(key)
         if zset is not None:
             zset.scores.pop(member, None)
@@ -351,6 +126,79 @@ class ModelServer:
             else:
                 out[key] = ("string", value)
         return out
+
+    def hset_command(self, verb, args):
+        if len(args) < 3 or len(args) % 2 == 0:
+            raise ReplyError(arity_error(verb))
+        row = self.hash_or_new(args[0])
+        added = sum(k not in row for k in args[1::2])
+        row.update(zip(args[1::2], args[2::2]))
+        return added
+
+    def zadd_command(self, verb, args):
+        if len(args) < 3 or len(args) % 2 == 0:
+            raise ReplyError(arity_error(verb))
+        zset = self.zset_or_new(args[0])
+        added = 0
+        for score, member in zip(args[1::2], args[2::2]):
+            added += member not in zset.scores
+            zset.scores[member] = float(score)
+        return added
+
+    def set_command(self, verb, args):
+        if len(args) != 2:
+            raise ReplyError(arity_error(verb))
+        self.data[args[0]] = args[1]
+        return b"OK"
+
+    def del_command(self, verb, args):
+        if not args:
+            raise ReplyError(arity_error(verb))
+        return sum(self.data.pop(key, None) is not None for key in args)
+
+    def zrem_command(self, verb, args):
+        if len(args) < 2:
+            raise ReplyError(arity_error(verb))
+        self.check_zsets(args[0])
+        present = self.data.get(args[0], ZSet()).scores
+        removed = sum(member in present for member in set(args[1:]))
+        for member in args[1:]:
+            self.zrem(args[0], member)
+        return removed
+
+    COMMANDS = {
+        "HSET": hset_command,
+        "ZADD": zadd_command,
+        "SET": set_command,
+        "DEL": del_command,
+        "ZREM": zrem_command,
+    }
+
+
+# -- the rules: arguments, counters, deadlines, and the sweep's per-member steps ----------------
+
+def parse_at_least(value: bytes, minimum: int, refusal: str) -> int:
+    """An argument read as the server reads integers, refused with `refusal` below `minimum`."""
+    number = epoch.argument_integer(value)
+    if number is None or number < minimum:
+        raise ReplyError(refusal)
+    return number
+
+
+def deadline_in_range(now: int, lease: int) -> int:
+    """now + lease, refused when a sorted set's score could not hold it exactly."""
+    deadline = now + lease
+    if deadline > DEADLINE_MAX:
+        raise ReplyError(DEADLINE_ERROR)
+    return deadline
+
+
+def counter_field(value: bytes | None) -> int:
+    """A row's attempts or stalled: absent is 0; anything but a counter refuses the verb."""
+    number = epoch.counter(value)
+    if number is None:
+        raise ReplyError(NOT_INTEGER)
+    return number
 
 
 def decide_row(run_id: bytes, max_stalled: int, row) -> tuple[sweep.Verdict, list[sweep.Need]]:
@@ -385,3 +233,220 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
         return [(b"ZREM", active, member), (b"ZADD", dead, b"%d" % now, member),
                 (b"HSET", row, b"state", b"dead", b"stalled", b"%d" % verdict.stalled)]
     return []
+
+
+def reply_sweep(plan: list[SweptMember]) -> list[list[bytes]]:
+    """[recovered_ids, dead_ids], each in sweep order; exempt ids are recovered."""
+    return [
+        [m.id for m in plan if m.verdict.kind in ("exempt", "recovered")],
+        [m.id for m in plan if m.verdict.kind == "dead"],
+    ]
+
+
+# -- the verbs ----------------------------------------------------------------------------------
+
+class ModelServer:
+    """One modelled Valkey process after another, over one store."""
+
+    def __init__(self, now_ms: int = START_MS):
+        self.now_ms = now_ms
+        self.store = Store()
+        self._run_ids = run_ids()
+        self.run_id: bytes | None = next(self._run_ids)
+
+    def restart(self) -> bytes:
+        self.run_id = next(self._run_ids)
+        return self.run_id
+
+    def run_id_cached(self) -> bytes:
+        """The run_id the module read at load; a verb without one refuses."""
+        if self.run_id is None:
+            raise ReplyError(HOST_CALL_FAILED)
+        return self.run_id
+
+    def lease_deadline(self, lease: bytes) -> int:
+        return deadline_in_range(self.now_ms, parse_at_least(lease, 1, must_be_positive("lease")))
+
+    def plan_claim(self, pending: bytes, prefix: bytes):
+        """Walks pending in claim order until a row that is a hash: (ghosts, id, attempts).
+        A missing row is a ghost, kept for removal; a row of another type refuses the claim."""
+        ghosts = []
+        for member, _ in self.store.ordered(pending):
+            kind = self.store.type(prefix + member)
+            if kind == "none":
+                ghosts.append(member)
+                continue
+            if kind != "hash":
+                raise ReplyError(WRONGTYPE)
+            return ghosts, member, counter_field(self.store.data[prefix + member].get(b"attempts"))
+        return ghosts, None, 0
+
+    def claim_command(self, verb, args, stamp=True):
+        """EMQ.CLAIM <pending> <active> <prefix> <lease_ms>
+
+        Claims the head of pending and replies [id, attempts, deadline_ms], or nil. Ghosts
+        before the head are dropped; the row gets state, attempts and the stamp together.
+        claim2, the scripted claim, is the same without the stamp."""
+        if len(args) != 4:
+            raise ReplyError(arity_error(verb))
+        pending, active, prefix, lease = args
+        deadline = self.lease_deadline(lease)
+        self.store.check_zsets(pending, active)
+        run_id = self.run_id_cached()
+        ghosts, claimed, attempts = self.plan_claim(pending, prefix)
+        for ghost in ghosts:
+            self.store.zrem(pending, ghost)
+        if claimed is None:
+            return None
+        self.store.zrem(pending, claimed)
+        fields = {b"state": b"active", b"attempts": b"%d" % (attempts + 1)}
+        if stamp:
+            fields[b"lease_epoch"] = run_id
+        self.store.data[prefix + claimed].update(fields)
+        self.store.zset_or_new(active).scores[claimed] = float(deadline)
+        return [claimed, attempts + 1, deadline]
+
+    def lease_is_live(self, active: bytes, row: bytes, member: bytes, attempt: int) -> bool:
+        """id in active, the row a hash, state exactly active, attempts equal to attempt; the
+        attempts must be a counter only when the rest holds."""
+        zset = self.store.data.get(active)
+        if zset is None or member not in zset.scores or self.store.type(row) != "hash":
+            return False
+        fields = self.store.data[row]
+        if fields.get(b"state") != b"active":
+            return False
+        return counter_field(fields.get(b"attempts")) == attempt
+
+    def extend_command(self, verb, args, stamp=True):
+        """EMQ.EXTEND <active> <row> <id> <attempt> <lease_ms>
+
+        Extends one live lease to now + lease_ms and re-stamps its row; replies 1, or 0 and
+        writes nothing. extend2, the scripted extend, is the same without the stamp."""
+        if len(args) != 5:
+            raise ReplyError(arity_error(verb))
+        active, row, member, attempt, lease = args
+        attempt = parse_at_least(attempt, 0, ATTEMPT_ERROR)
+        deadline = self.lease_deadline(lease)
+        self.store.check_zsets(active)
+        self.store.check_hash(row)
+        run_id = self.run_id_cached()
+        if not self.lease_is_live(active, row, member, attempt):
+            return 0
+        self.store.zset_or_new(active).scores[member] = float(deadline)
+        if stamp:
+            self.store.data[row][b"lease_epoch"] = run_id
+        return 1
+
+    def plan_extends(self, active: bytes, triples: list[bytes], attempts: list[int]):
+        """EXTENDS' read pass: the (id, row) of each live triple, in argument order."""
+        live = []
+        for member, row, attempt in zip(triples[0::3], triples[1::3], attempts):
+            self.store.check_hash(row)
+            if self.lease_is_live(active, row, member, attempt):
+                live.append((member, row))
+        return live
+
+    def extends_command(self, verb, args):
+        """EMQ.EXTENDS <active> <lease_ms> <id> <row> <attempt> [<id> <row> <attempt> ...]
+
+        EMQ.EXTEND for many leases in one call: every live lease gets the same deadline and
+        the stamp; replies the ids extended, in argument order."""
+        if len(args) < 5 or (len(args) - 2) % 3:
+            raise ReplyError(arity_error(verb))
+        active, lease, triples = args[0], args[1], args[2:]
+        deadline = self.lease_deadline(lease)
+        attempts = [parse_at_least(a, 0, ATTEMPT_ERROR) for a in triples[2::3]]
+        self.store.check_zsets(active)
+        run_id = self.run_id_cached()
+        live = self.plan_extends(active, triples, attempts)
+        for member, row in live:
+            self.store.zset_or_new(active).scores[member] = float(deadline)
+            self.store.data[row][b"lease_epoch"] = run_id
+        return [member for member, _ in live]
+
+    def plan_sweep(self, active, pending, dead, prefix, max_stalled, limit=DEFAULT_LIMIT):
+        """The sweep's read pass: for each expired member (ascending deadline, at most
+        `limit`), the reads its verdict asked for, the verdict and the writes it implies."""
+        run_id = self.run_id_cached()
+        now = self.now_ms
+        plan = []
+        for member, _ in [m for m in self.store.ordered(active) if m[1] <= now][:limit]:
+            row = self.store.data.get(prefix + member)
+            verdict, asked = decide_row(run_id, max_stalled, row)
+            plan.append(SweptMember(member, tuple(asked), verdict, tuple(
+                sweep_writes(verdict, member, active, pending, dead, prefix + member, now))))
+        return plan
+
+    def stalled_check_command(self, verb, args):
+        """EMQ.STALLED.CHECK <active> <pending> <dead> <prefix> <max_stalled> [LIMIT <n>]
+
+        Sweeps the expired members of active in deadline order and replies
+        [recovered_ids, dead_ids]. A lease stamped by this process counts a stall; one that
+        crossed a restart, or has no stamp, goes back to pending uncounted. A refusal on any
+        member refuses the whole sweep before any write."""
+        if len(args) not in (5, 7):
+            raise ReplyError(arity_error(verb))
+        active, pending, dead, prefix = args[:4]
+        max_stalled = parse_at_least(args[4], 1, must_be_positive("max_stalled"))
+        limit = DEFAULT_LIMIT
+        if len(args) == 7:
+            if args[5].upper() != b"LIMIT":
+                raise ReplyError(SYNTAX_ERROR)
+            limit = parse_at_least(args[6], 1, must_be_positive("limit"))
+        self.store.check_zsets(active, pending, dead)
+        plan = self.plan_sweep(active, pending, dead, prefix, max_stalled, limit)
+        for member in plan:
+            if member.verdict.refusal:
+                raise ReplyError(WRONGTYPE if member.verdict.kind == "wrongtype" else NOT_INTEGER)
+        for member in plan:
+            for write in member.writes:
+                self.execute(*write)
+        return reply_sweep(plan)
+
+    # -- the scripted executor: the queue without the module, so without the stamp ----------
+
+    def add_script(self, keys, args):
+        """add: KEYS pending, prefix; ARGV id, payload. Refuses an id whose row exists."""
+        (pending, prefix), (member, payload) = keys, args
+        self.store.check_zsets(pending)
+        if self.store.type(prefix + member) != "none":
+            raise ReplyError(JOB_EXISTS)
+        self.store.data[prefix + member] = {b"state": b"pending", b"attempts": b"0",
+                                            b"payload": payload}
+        self.store.zset_or_new(pending).scores[member] = 0.0
+        return 1
+
+    def script(self, name: str, keys: list[bytes], args: list[bytes]):
+        if name == "add":
+            return self.add_script(keys, args)
+        if name == "claim2":
+            return self.claim_command("claim2", [*keys, *args], stamp=False)
+        if name == "extend2":
+            return self.extend_command("extend2", [*keys, *args], stamp=False)
+        raise ValueError(f"no script named {name!r}")
+
+    # -- the command table, as the module's OnLoad registers it -----------------------------
+
+    COMMANDS = {
+        "EMQ.CLAIM": claim_command,
+        "EMQ.EXTEND": extend_command,
+        "EMQ.EXTENDS": extends_command,
+        "EMQ.STALLED.CHECK": stalled_check_command,
+    }
+
+    def execute(self, *args):
+        if not args:
+            raise ReplyError("ERR no command given")
+        args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        name = args[0].decode(errors="replace").upper()
+        if name in self.COMMANDS:
+            return self.COMMANDS[name](self, name, args[1:])
+        if name in Store.COMMANDS:
+            # The server names its own commands in errors in lower case, the module's verbs
+            # as registered, in upper case.
+            return Store.COMMANDS[name](self.store, name.lower(), args[1:])
+        raise ReplyError(f"ERR unknown command '{args[0].decode(errors='replace')}'")
+
+    def dump(self) -> dict:
+        """The whole dataset in the form LiveExecutor.dataset() gives a real one."""
+        return self.store.dump()

@@ -119,10 +119,10 @@ class Pair:
         return self._match(what, action, live_out, live_data, before, after)
 
     def _match(self, what, action, live_out, live_data, first_ms, last_ms):
-        start = copy.deepcopy(self.model.server.data)
+        start = copy.deepcopy(self.model.server.store.data)
         tried = None
         for now in range(first_ms, last_ms + 1):
-            self.model.server.data = copy.deepcopy(start)
+            self.model.server.store.data = copy.deepcopy(start)
             self.model.server.now_ms = now
             model_out = outcome(action, self.model)
             model_data = self.model_view()

@@ -104,7 +104,7 @@ class Fuzzer:
 
     def attempt(self, pair) -> bytes:
         if self.rng.random() < 0.5:
-            row = pair.model.server.data.get(QUEUE.row(self.pick(IDS)))
+            row = pair.model.server.store.data.get(QUEUE.row(self.pick(IDS)))
             if isinstance(row, dict) and row.get(b"attempts", b"").isdigit():
                 return row[b"attempts"]
         return self.integer(0)
@@ -190,7 +190,7 @@ def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from
     calls = refusals = 0
     while calls < CALLS:
         pair.server.client.flushall()
-        pair.model.server.data.clear()
+        pair.model.server.store.data.clear()
         for command in fuzz.seed_commands(pair):
             pair.step(f"seed {command!r}", seed_action(command), server_clock=False)
         for _ in range(BATCH):

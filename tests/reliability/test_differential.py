@@ -43,7 +43,7 @@ FOREIGN_STAMPS = [b"", b"f" * 40, epoch.NOW[:39], b"\x00" * 40]
 
 def attempts_of(pair, job) -> int:
     """The row's attempts as the model holds it (the datasets are equal), 0 when unusable."""
-    row = pair.model.server.data.get(QUEUE.row(job))
+    row = pair.model.server.store.data.get(QUEUE.row(job))
     value = row.get(b"attempts") if isinstance(row, dict) else None
     number = epoch.counter(value) if value is not None else 0
     return number or 0
@@ -109,11 +109,11 @@ class Differential(RuleBasedStateMachine):
 
     # -- time and processes ------------------------------------------------------------------
 
-    @precondition(lambda self: isinstance(self.pair.model.server.data.get(QUEUE.active), ZSet))
+    @precondition(lambda self: isinstance(self.pair.model.server.store.data.get(QUEUE.active), ZSet))
     @rule(pick=st.integers(0, 10))
     def wait_past_a_deadline(self, pick):
         """Lets the live clock run past one of the deadlines in active (the latest, at most)."""
-        scores = sorted(s for _, s in self.pair.model.server.data[QUEUE.active].ordered())
+        scores = sorted(s for _, s in self.pair.model.server.store.data[QUEUE.active].ordered())
         target = int(scores[min(pick, len(scores) - 1)])
         if target - self.pair.live.now_ms() <= 60:
             self.pair.log.append(f"wait past {target}")

@@ -32,7 +32,7 @@ def random_step(pair: Pair, queue: Queue, rng: random.Random, n: int):
     """One random verb on both executors (lockstep): what a worker and a sweeper do."""
     job = rng.choice([b"a", b"b", b"c", b"d"])
     lease = rng.choice([1, 5, 20, LONG])
-    attempts = pair.model.server.data.get(queue.row(job), {}).get(b"attempts", b"0")
+    attempts = pair.model.server.store.data.get(queue.row(job), {}).get(b"attempts", b"0")
     attempt = int(attempts) + rng.choice([0, 0, -1])
     max_stalled, limit = rng.choice([1, 2]), rng.choice([None, 1])
     choices = [
