@@ -38,8 +38,10 @@ def test_doctor_names_the_fix_for_a_missing_server_binary():
 
 
 def test_server_command_serves_until_interrupted():
+    # SIG_DFL for SIGINT: a suite run as a background job inherits it ignored.
     server = subprocess.Popen([sys.executable, "-m", "trafikey_lab", "server"],
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         first = server.stdout.readline()
         assert first.startswith("valkey-server with the trafikey module on redis://127.0.0.1:")

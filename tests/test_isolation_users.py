@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -251,8 +252,11 @@ def test_no_stored_notebook_output_holds_a_password():
 
 
 def workshop(*args):
+    # Ctrl-C must reach it even when this suite runs as a background job, whose shell has
+    # set SIGINT to be ignored, a setting children inherit.
     return subprocess.Popen([sys.executable, "-m", "trafikey_lab", "server", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def printed_until_ready(process) -> list[str]:
