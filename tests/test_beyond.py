@@ -7,7 +7,7 @@ import pytest
 
 from trafikey_lab import beyond
 from trafikey_lab.errors import LabError
-from trafikey_lab.executors import LiveExecutor, Queue
+from trafikey_lab.executors import Queue
 from trafikey_lab.server import LabServer
 
 QUEUE = Queue("{beyond}")
@@ -17,14 +17,14 @@ def lines(shown):
     return "\n".join(shown.lines)
 
 
-def test_a_replica_holds_the_primarys_stamp_and_refuses_all_four_verbs(lab):
+def test_a_replica_holds_the_primarys_stamp_and_refuses_all_four_verbs(lab, live):
     shown = lines(beyond.replica_copy(lab, QUEUE))
     assert "the replica's role: slave" in shown
     assert "byte for byte the same on both: True" in shown
     assert "the replica's stamp is the primary's run_id: True" in shown
     for verb in beyond.VERBS:
         assert f"{verb} on the replica → READONLY" in shown
-    assert LiveExecutor(lab).dataset() == {}, "the primary's queue is emptied afterwards"
+    assert live.dataset() == {}, "the primary's queue is emptied afterwards"
 
 
 def test_a_failback_changes_the_replication_id_but_never_the_run_id(lab):
@@ -130,7 +130,8 @@ def test_the_restart_costs_widget_redraws_its_table_when_a_slider_moves():
     assert repr(widget) == "RestartCosts: five sliders, the table and the figure of the model"
 
 
-def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(lab, monkeypatch):
+def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(lab, live,
+                                                                             monkeypatch):
     started = []
     real_start = LabServer.start
 
@@ -149,4 +150,4 @@ def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(
     ((replica, folder),) = [(server, folder) for server, folder in started if server is not lab]
     assert not replica.running
     assert folder is not None and not folder.exists()
-    assert LiveExecutor(lab).dataset() == {}
+    assert live.dataset() == {}
