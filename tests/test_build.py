@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from trafikey_lab import build
 from trafikey_lab.build import LIBRARY, c_excerpt, module_path
 
 
@@ -69,3 +70,12 @@ def test_building_without_a_c_compiler_says_how_to_get_one(tmp_path):
     assert result.returncode != 0
     assert "trafikey lab needs a C compiler to build its Valkey module" in result.stderr
     assert "apt-get install gcc" in result.stderr and "xcode-select --install" in result.stderr
+
+
+def test_c_excerpt_takes_the_definition_not_a_comment_that_names_the_function(monkeypatch, tmp_path):
+    (tmp_path / "trafikey.c").write_text(
+        "/* plan_claim(ctx) is called once per claim */\n"
+        "static int plan_claim(int ctx)\n{\n    return ctx;\n}\n"
+    )
+    monkeypatch.setattr(build, "MODULE_DIR", tmp_path)
+    assert c_excerpt("plan_claim").splitlines()[0] == "static int plan_claim(int ctx)"

@@ -31,7 +31,7 @@ def c_excerpt(function: str, start: str | None = None, through: str | None = Non
     """
     lines = (MODULE_DIR / "trafikey.c").read_text().splitlines()
     code = [_code(line) for line in lines]
-    signature = re.compile(rf"^\S.*\b{re.escape(function)}\(")
+    signature = re.compile(rf"^[A-Za-z_].*\b{re.escape(function)}\(")
     try:
         first = next(i for i, line in enumerate(lines)
                      if signature.match(line) and not line.rstrip().endswith(";"))
