@@ -11,9 +11,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from trafikey_lab import epoch
@@ -25,6 +27,8 @@ from .widgets import ANSWER_TIMEOUT, LeaseAcrossRestartView, RunIdCheckerView
 
 APP = "app/projector.ipynb"
 RENDER_TIMEOUT = 120_000
+FIRST_TRY_TIMEOUT = 45_000
+"""An app page renders in about 5 s here; a load still pending after this is the hang below."""
 """Milliseconds for a page load: Voila starts a kernel and runs the app, server included."""
 GONE_TIMEOUT = 30
 START_TIMEOUT = 60
@@ -107,6 +111,23 @@ def make_app(browser):
                 process.wait()
 
 
+def load_app(page, url: str) -> None:
+    """Opens the app, once more if the first load hangs.
+
+    Now and then (3 times in about 10 full runs of the suite, on a busy and on an idle
+    machine) Voila starts the page's kernel but never finishes the page; a second load, with
+    a kernel of its own, renders at once. Its cause is not found yet: the retry keeps the
+    suite about what a learner sees on a page that loads, and the warning keeps the hang in
+    sight in every run's summary."""
+    try:
+        page.goto(url, timeout=FIRST_TRY_TIMEOUT)
+    except PlaywrightTimeout:
+        warnings.warn(f"the app page at {url} did not load within {FIRST_TRY_TIMEOUT // 1000} s "
+                      f"and was loaded again (a known, intermittent Voila hang)")
+        page.goto("about:blank")  # ends the pending load, which would abort the next one
+        page.goto(url, timeout=RENDER_TIMEOUT)
+
+
 @pytest.fixture
 def app_page(context):
     page = context.new_page()
@@ -117,14 +138,14 @@ def app_page(context):
 
 
 def test_make_app_shows_both_widgets_without_code_and_both_answer(make_app, app_page):
-    app_page.goto(make_app, timeout=RENDER_TIMEOUT)
+    load_app(app_page, make_app)
     shows_the_app(app_page)
     app_page.screenshot(path=SCREENSHOTS / "app-make-app.png",
                         full_page=True)
 
 
 def test_a_closed_app_page_leaves_neither_its_kernel_nor_its_server(make_app, app_page):
-    app_page.goto(make_app, timeout=RENDER_TIMEOUT)
+    load_app(app_page, make_app)
     expect(app_page.get_by_role("button", name="Run live")).to_be_visible(
         timeout=RENDER_TIMEOUT)
     port, kernel = server_port(app_page), kernel_id(app_page)
@@ -152,7 +173,7 @@ def test_the_app_under_jupyterlab_as_a_binder_link_opens_it(jupyterlab, browser)
     before = jupyterlab.kernel_ids()
     try:
         page = context.new_page()
-        page.goto(jupyterlab.url(f"voila/render/{APP}"), timeout=RENDER_TIMEOUT)
+        load_app(page, jupyterlab.url(f"voila/render/{APP}"))
         shows_the_app(page)
         page.screenshot(path=SCREENSHOTS / "app-in-lab.png",
                         full_page=True)
