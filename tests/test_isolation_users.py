@@ -270,7 +270,12 @@ def printed_until_ready(process) -> list[str]:
 
 def stop(process) -> str:
     process.send_signal(2)
-    out, _ = process.communicate(timeout=30)
+    try:
+        out, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()  # a server left running would outlive the suite
+        process.communicate()
+        raise
     return out
 
 
