@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from trafikey_lab import LabServer, LiveExecutor, Queue
+from trafikey_lab.beyond import aof_commands
 
 QUEUE = Queue("{facts}")
 LONG = 60_000
@@ -231,28 +232,6 @@ def test_a_zadd_that_changes_nothing_sends_no_event_from_the_verb_either(client)
 
 
 # -- the append-only file and a replica -----------------------------------------------------
-
-
-def aof_commands(server):
-    """Every command in the server's append-only files, as lists of bytes, in order."""
-    folder = server.data_dir / "appendonlydir"
-    commands = []
-    for path in sorted(folder.glob("*.incr.aof")):
-        data = path.read_bytes()
-        at = 0
-        while at < len(data):
-            if data[at:at + 1] != b"*":
-                at = data.index(b"\r\n", at) + 2  # an annotation line such as #TS:...
-                continue
-            end = data.index(b"\r\n", at)
-            count, at, command = int(data[at + 1:end]), end + 2, []
-            for _ in range(count):
-                end = data.index(b"\r\n", at)
-                size = int(data[at + 1:end])
-                command.append(data[end + 2:end + 2 + size])
-                at = end + 2 + size + 2
-            commands.append(command)
-    return commands
 
 
 def test_the_aof_receives_hset_zadd_zrem_with_the_granting_run_id_in_one_multi_not_the_verb():
