@@ -11,7 +11,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .caveats import Shown, _unavailable, _wait_in_sync, replica_of
+from .caveats import Shown, unavailable, wait_in_sync, replica_of
 from .errors import LabError, ReplyError
 from .executors import LiveExecutor, Queue
 from .histories import JOB, LEASE_MS
@@ -40,7 +40,7 @@ def _try_each_verb(live: LiveExecutor, queue: Queue) -> dict[str, str]:
 def replica_copy(server: LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`; a module-loaded replica holds the same bytes, stamp
     included, and refuses every verb with READONLY."""
-    if (refused := _unavailable(server, "a replica")) is not None:
+    if (refused := unavailable(server, "a replica")) is not None:
         return refused
     primary = LiveExecutor(server)
     primary.clear(queue)
@@ -74,14 +74,14 @@ def _fields(server: LabServer) -> dict[str, str]:
 def failback_fields(server: LabServer) -> Shown:
     """`server` hands over to a replica, follows it, then is promoted back with no restart.
     Which of the INFO fields a stamp could hold changed across that, and which did not."""
-    if (refused := _unavailable(server, "a failover")) is not None:
+    if (refused := unavailable(server, "a failover")) is not None:
         return refused
     before = _fields(server)
     with replica_of(server) as other:
         other.client.execute_command("REPLICAOF", "NO", "ONE")
         server.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
         # The replication id a replica reports is its primary's only once it has synced.
-        _wait_in_sync(other, server)
+        wait_in_sync(other, server)
         during = _fields(server)
         server.client.execute_command("REPLICAOF", "NO", "ONE")
     after = _fields(server)

@@ -45,7 +45,7 @@ class Shown:
         return "\n".join(self.lines)
 
 
-def _unavailable(server: LabServer, what: str) -> Shown | None:
+def unavailable(server: LabServer, what: str) -> Shown | None:
     if server.external:
         return Shown((f"not run: the lab is using a server it did not start ({server.address}), "
                       f"and {what} would need a second server beside it or would take that "
@@ -53,7 +53,7 @@ def _unavailable(server: LabServer, what: str) -> Shown | None:
     return None
 
 
-def _wait_in_sync(primary: LabServer, replica: LabServer) -> None:
+def wait_in_sync(primary: LabServer, replica: LabServer) -> None:
     deadline = time.monotonic() + SYNC_TIMEOUT_S
     while time.monotonic() < deadline:
         link = replica.client.info("replication").get("master_link_status")
@@ -76,7 +76,7 @@ def replica_of(primary: LabServer):
                                     "--repl-diskless-sync-delay", "0"))
     try:
         replica.start()
-        _wait_in_sync(primary, replica)
+        wait_in_sync(primary, replica)
         yield replica
     finally:
         replica.stop()
@@ -91,7 +91,7 @@ def _claim_one(live: Executor, queue: Queue) -> None:
 def promoted_replica(server: LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`, then a replica promoted (REPLICAOF NO ONE) sweeps it: the
     stamp names the old primary, so the lease is exempt whatever its worker did."""
-    if (refused := _unavailable(server, "a replica")) is not None:
+    if (refused := unavailable(server, "a replica")) is not None:
         return refused
     primary = LiveExecutor(server)
     _claim_one(primary, queue)
@@ -116,7 +116,7 @@ def failback(server: LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`; a replica takes over (`server` becomes its replica), then
     `server` is promoted back without restarting. Its run_id never changed, so the lease it
     granted before the failover is counted."""
-    if (refused := _unavailable(server, "a failover")) is not None:
+    if (refused := unavailable(server, "a failover")) is not None:
         return refused
     live = LiveExecutor(server)
     _claim_one(live, queue)
@@ -124,7 +124,7 @@ def failback(server: LabServer, queue: Queue) -> Shown:
     with replica_of(server) as other:
         other.client.execute_command("REPLICAOF", "NO", "ONE")
         server.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
-        _wait_in_sync(other, server)
+        wait_in_sync(other, server)
         server.client.execute_command("REPLICAOF", "NO", "ONE")
     same_process = server.client.info("server")["run_id"] == server.run_id
     live.wait_until(live.deadline(queue, JOB))

@@ -453,14 +453,15 @@ def check_promotion(promote, server) -> Feedback:
     """The learner's `promote(client)`, which should make the replica that client talks to a
     primary. Run on a fresh replica of `server` holding one lease `server` granted; right when
     the replica answers as a primary with its own run_id and its sweep finds the lease exempt."""
-    from .beyond import JOB, LEASE_MS, _unavailable, replica_of
+    from .caveats import unavailable
+    from .beyond import JOB, LEASE_MS, replica_of
     from .executors import LiveExecutor
 
     exercise = "promote the replica"
     if not callable(promote):
         return _feedback(exercise, [Finding(WRONG, f"promote is {promote!r}: define it as a "
                                                    "function, def promote(client): ...")])
-    if (refused := _unavailable(server, "a replica")) is not None:
+    if (refused := unavailable(server, "a replica")) is not None:
         return _feedback(exercise, [Finding(NOTE, refused.lines[0])])
     primary = LiveExecutor(server)
     primary.clear(PROMOTE_QUEUE)
