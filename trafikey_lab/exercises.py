@@ -473,7 +473,7 @@ def check_promotion(promote, server) -> Feedback:
             try:
                 promote(replica.client)
             except Exception as exc:  # the learner's code may raise anything: say what it was
-                return _feedback(exercise, [Finding(WRONG, f"promote raised {_error(exc)}: "
+                return _feedback(exercise, [Finding(WRONG, f"promote raised {_error(exc).rstrip('.')}: "
                                                            "send the command that makes a "
                                                            "replica stop following its primary")])
             info = replica.client.info("replication")
