@@ -3,12 +3,8 @@
 import pytest
 
 from trafikey_lab import epoch
-from trafikey_lab.widgets.run_id_checker import (
-    NAMED_VALUES,
-    TYPE_YOUR_OWN,
-    RunIdChecker,
-    read_value,
-)
+from trafikey_lab.readings import NAMED_VALUES, read_value
+from trafikey_lab.widgets.run_id_checker import TYPE_YOUR_OWN, RunIdChecker
 
 
 @pytest.fixture

@@ -1,114 +1,18 @@
 """RunIdChecker: the epoch's two checks on one value, as notebook 01 teaches them.
 
-A value is checked twice, in two roles. As the run_id the module reads at load, it must pass the
-shape check (40 characters of 0-9a-f) or the load is refused. As a lease_epoch stored on a row,
-the sweep only compares it with the current run_id (NOW here) and never re-checks its shape.
-`read_value` computes both readings, and the C module's own shape check, without any widget;
-the widget shows them.
+The widget only wires its controls to the library: a value's two readings (the shape check at
+load, the exemption at the sweep) and the C module's answers come from
+`trafikey_lab.readings.read_value`; here they are laid out as labels.
 """
 
 import html
-from dataclasses import dataclass
 
 import ipywidgets as widgets
 
-from .. import epoch, native
+from .. import epoch
+from ..readings import NAMED_VALUES, Reading, read_value
 
 TYPE_YOUR_OWN = "type your own"
-
-SHAPE_TEST = "run_ids_are_40_lowercase_hex"
-EXEMPTION_TEST = "exemption_is_missing_or_different"
-
-NAMED_VALUES: dict[str, bytes | None] = {
-    "NOW": epoch.NOW,
-    **epoch.SHAPE_REJECTS,
-    **{f"lease_epoch {name}": value for name, value in epoch.FOREIGN_EPOCHS.items()},
-}
-"""The dive's test values, in the order its tests list them, under the names they go by."""
-
-# What each test asserts about a value, in the tests' own words where they give a message.
-_EXEMPTION_MESSAGES: dict[bytes | None, str] = {
-    epoch.NOW: "same process: counted",
-    None: "a missing field is exempt as well: exempt(None, NOW)",
-    epoch.ZERO: "another process: exempt",
-    b"": "an empty field is not this process",
-}
-
-
-@dataclass(frozen=True)
-class Reading:
-    """Both checks on one value (None: a lease_epoch field that is not there)."""
-
-    value: bytes | None
-    length: str
-    valid: bool | None
-    """The shape check's verdict; None when there are no bytes to check."""
-    reason: str
-    load: str
-    native_valid: bool | None
-    exempt: bool
-    native_exempt: bool
-    sweep: str
-    tests: tuple[str, ...]
-
-    @property
-    def native_agrees(self) -> bool:
-        return (self.valid, self.exempt) == (self.native_valid, self.native_exempt)
-
-
-def _length(value: bytes | None) -> str:
-    if value is None:
-        return "no field: nothing stored"
-    text = value.decode("utf-8", errors="replace")
-    extra = f" ({len(text)} typed characters, UTF-8)" if len(text) != len(value) else ""
-    return f"{len(value)} bytes{extra}"
-
-
-def _tests(value: bytes | None) -> tuple[str, ...]:
-    found = []
-    if value == epoch.NOW:
-        found.append(f"{SHAPE_TEST}: valid_run_id(NOW) is true")
-    if value in epoch.SHAPE_REJECTS.values():
-        found.append(f"{SHAPE_TEST}: one of the five values it must reject")
-    if value in _EXEMPTION_MESSAGES:
-        found.append(f'{EXEMPTION_TEST}: "{_EXEMPTION_MESSAGES[value]}"')
-    return tuple(found)
-
-
-def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
-    """The shape check and the load as the server's run_id; the exemption as a stored
-    lease_epoch while the run_id is `current`; the C module's answers to the same bytes."""
-    if value is None:
-        valid = native_valid = None
-        reason = "there are no bytes to check"
-        load = ("the read finds no run_id field: the load is refused with "
-                "ERR EMQ host call failed, logged as a warning")
-    else:
-        problem = epoch.shape_problem(value)
-        valid, native_valid = problem is None, native.valid_run_id(value)
-        reason = problem or f"{epoch.RUN_ID_LEN} characters, each one of 0-9 a-f"
-        load = ("cached: the module keeps these bytes as its epoch for the life of the "
-                "process, and a second load keeps them" if valid else
-                "refused: ERR EMQ host call failed, logged as a warning; the module does not "
-                "load and the server has no EMQ verbs")
-    exempt = epoch.exempt(value, current)
-    if exempt:
-        sweep = ("exempt: the lease crossed a restart; back to pending with stalled "
-                 "untouched, listed among the recovered")
-    else:
-        sweep = "counted: stalled + 1 against max_stalled (recovered below it, dead at it)"
-    return Reading(
-        value=value,
-        length=_length(value),
-        valid=valid,
-        reason=reason,
-        load=load,
-        native_valid=native_valid,
-        exempt=exempt,
-        native_exempt=native.exempt(value, current),
-        sweep=sweep,
-        tests=_tests(value),
-    )
 
 
 def _flag(value: bool | None) -> str:
