@@ -10,6 +10,7 @@ from importlib import resources
 
 import redis
 
+from . import epoch
 from .errors import ReplyError, ServerStopped
 from .model import ModelServer
 
@@ -130,6 +131,12 @@ class Executor:
     def dataset_row(self, key: bytes) -> dict[bytes, bytes]:
         kind, value = self.dataset().get(key, ("none", {}))
         return value if kind == "hash" else {}
+
+    def stamped_by(self, queue: Queue, job, run_id: bytes | str) -> bool:
+        """Whether the job's lease carries the stamp of the process with this run_id: its row's
+        lease_epoch holds exactly those bytes. The comparison is the sweep's own, so under that
+        process the lease would be counted; a row with no stamp is stamped by no process."""
+        return not epoch.exempt(self.row(queue, job).get(b"lease_epoch"), _b(run_id))
 
     def deadline(self, queue: Queue, job) -> int | None:
         _, members = self.dataset().get(queue.active, ("zset", []))
