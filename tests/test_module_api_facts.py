@@ -263,6 +263,26 @@ def test_the_aof_receives_hset_zadd_zrem_with_the_granting_run_id_in_one_multi_n
     assert extend_part[3] == [b"HSET", QUEUE.row("a"), b"lease_epoch", here]
 
 
+def test_the_aof_keeps_each_swept_rows_own_count_though_the_module_frees_its_copy_at_once():
+    """The sweep frees each row's new stalled count right after Replicate, so the next row's
+    count may reuse its memory: the AOF still holds every row's own value only because
+    Replicate keeps a reference of its own until the command is propagated."""
+    with LabServer(persistence="aof") as server:
+        client = server.client
+        here = server.run_id
+        for job, stalled in (("a", "0"), ("b", "3"), ("c", "7")):
+            expired(client, job, lease_epoch=here, stalled=stalled)
+        before = len(aof_commands(server))
+        assert sweep(client, 100) == [[b"a", b"b", b"c"], []]
+        logged = aof_commands(server)[before:]
+    rows = [command for command in logged if command[0] == b"HSET"]
+    assert rows == [
+        [b"HSET", QUEUE.row("a"), b"state", b"pending", b"stalled", b"1"],
+        [b"HSET", QUEUE.row("b"), b"state", b"pending", b"stalled", b"4"],
+        [b"HSET", QUEUE.row("c"), b"state", b"pending", b"stalled", b"8"],
+    ]
+
+
 def test_a_replica_that_panics_on_a_bad_propagation_applies_every_verb_as_the_primary_did(servers):
     primary = servers(persistence="aof", extra_args=("--repl-diskless-sync-delay", "0"))
     replica = servers(extra_args=("--replicaof", "127.0.0.1", str(primary.port),

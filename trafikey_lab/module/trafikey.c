@@ -207,10 +207,13 @@ static int word_is(const char *buf, size_t len, const char *lower)
     X(GetContextFlags)           \
     X(CreateString)              \
     X(CreateStringFromLongLong)  \
+    X(FreeString)                \
     X(StringPtrLen)              \
     X(StringToLongLong)          \
     X(OpenKey)                   \
+    X(CloseKey)                  \
     X(KeyType)                   \
+    X(ValueLength)               \
     X(HashGet)                   \
     X(HashSet)                   \
     X(ZsetAdd)                   \
@@ -393,13 +396,16 @@ static enum refusal check_zset(const struct key *key)
     return (type == TYPE_NONE || type == TYPE_ZSET) ? REFUSE_NONE : REFUSE_WRONGTYPE;
 }
 
-/* The row key of a job: prefix followed by the id, binary safe. */
+/* The row key of a job: prefix followed by the id, binary safe. Joined on the
+ * stack when it fits: a sweep makes one per member, and a pool block per few
+ * hundred rows would only be copied out of again by CreateString. */
 static ValkeyModuleString *row_key(ValkeyModuleCtx *ctx, ValkeyModuleString *prefix, ValkeyModuleString *id)
 {
     size_t prefix_len, id_len;
     const char *prefix_ptr = ValkeyModule_StringPtrLen(prefix, &prefix_len);
     const char *id_ptr = ValkeyModule_StringPtrLen(id, &id_len);
-    char *buf = ValkeyModule_PoolAlloc(ctx, prefix_len + id_len + 1);
+    char small[256];
+    char *buf = prefix_len + id_len <= sizeof small ? small : ValkeyModule_PoolAlloc(ctx, prefix_len + id_len);
 
     memcpy(buf, prefix_ptr, prefix_len);
     if (id_len > 0) memcpy(buf + prefix_len, id_ptr, id_len);
@@ -823,10 +829,23 @@ struct sweep {
     long recovered_count, dead_count;
 };
 
+/* Closes a member's row and frees its name once nothing will write it. */
+static void release_row(ValkeyModuleCtx *ctx, struct swept *member)
+{
+    ValkeyModule_CloseKey(member->row);
+    ValkeyModule_FreeString(ctx, member->row_name);
+    member->row = NULL;
+    member->row_name = NULL;
+}
+
 /* The model's decide_row: the verdict on one member's row. The row is opened
  * once and group, lease_epoch and stalled come from one hash read; the
  * decision still asks for them one at a time and is shown only what it
- * asked for, so a lane's or an exempt row's stalled never reaches it. */
+ * asked for, so a lane's or an exempt row's stalled never reaches it.
+ * What the decision no longer needs is freed at once rather than at the end
+ * of the command: a sweep of thousands of members then reuses a few warm
+ * allocations instead of holding thousands (the fields, and the handle and
+ * name of a row the write pass will not touch). */
 static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, struct swept *member)
 {
     ValkeyModuleString *group = NULL, *epoch = NULL, *stalled = NULL;
@@ -862,10 +881,14 @@ static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, 
             break;
         }
     }
+    if (group != NULL) ValkeyModule_FreeString(ctx, group);
+    if (epoch != NULL) ValkeyModule_FreeString(ctx, epoch);
+    if (stalled != NULL) ValkeyModule_FreeString(ctx, stalled);
     if (step.verdict == VERDICT_WRONGTYPE) return REFUSE_WRONGTYPE;
     if (step.verdict == VERDICT_NOT_INTEGER) return REFUSE_NOT_INTEGER;
     member->verdict = step.verdict;
     member->stalled = step.stalled;
+    if (member->verdict == VERDICT_GHOST || member->verdict == VERDICT_LANE) release_row(ctx, member);
     return REFUSE_NONE;
 }
 
@@ -877,22 +900,19 @@ static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, 
 static enum refusal plan_sweep(ValkeyModuleCtx *ctx, struct sweep *sweep, const struct caller *caller)
 {
     ValkeyModuleKey *active = sweep->keys[0].handle;
-    size_t cap = 0;
+    /* No more members than the set holds or the limit allows: one allocation. */
+    size_t cap = ValkeyModule_ValueLength(active);
     enum refusal why = REFUSE_NONE;
 
+    if ((long long)cap > sweep->limit) cap = (size_t)sweep->limit;
     sweep->members = NULL;
     sweep->count = 0;
     sweep->recovered_count = sweep->dead_count = 0;
-    if (ValkeyModule_ZsetFirstInScoreRange(active, -HUGE_VAL, (double)sweep->now, 0, 0) != VKM_OK) {
+    if (cap == 0 || ValkeyModule_ZsetFirstInScoreRange(active, -HUGE_VAL, (double)sweep->now, 0, 0) != VKM_OK) {
         return REFUSE_NONE;
     }
-    while (!ValkeyModule_ZsetRangeEndReached(active) && (long long)sweep->count < sweep->limit) {
-        if (sweep->count == cap) {
-            cap = cap ? cap * 2 : 64;
-            struct swept *grown = ValkeyModule_PoolAlloc(ctx, cap * sizeof *grown);
-            if (sweep->count > 0) memcpy(grown, sweep->members, sweep->count * sizeof *grown);
-            sweep->members = grown;
-        }
+    sweep->members = ValkeyModule_PoolAlloc(ctx, cap * sizeof *sweep->members);
+    while (!ValkeyModule_ZsetRangeEndReached(active) && sweep->count < cap) {
         struct swept *member = &sweep->members[sweep->count++];
         member->id = ValkeyModule_ZsetRangeCurrentElement(active, NULL);
         member->row_name = row_key(ctx, sweep->prefix, member->id);
@@ -937,19 +957,20 @@ static void sweep_writes(ValkeyModuleCtx *ctx, const struct sweep *sweep)
     if (dead_count > 0) zadd_effect(ctx, &sweep->keys[2], sweep->now, dead, dead_count);
 
     for (size_t i = 0; i < sweep->count; i++) {
-        const struct swept *member = &sweep->members[i];
-        if (member->verdict == VERDICT_DEAD) {
-            ValkeyModuleString *hset[] = {lit.state, lit.dead, lit.stalled,
-                                          ValkeyModule_CreateStringFromLongLong(ctx, member->stalled)};
-            hset_effect(ctx, member->row, member->row_name, hset, 4);
-        } else if (member->verdict == VERDICT_RECOVERED) {
-            ValkeyModuleString *hset[] = {lit.state, lit.pending, lit.stalled,
-                                          ValkeyModule_CreateStringFromLongLong(ctx, member->stalled)};
-            hset_effect(ctx, member->row, member->row_name, hset, 4);
-        } else if (member->verdict == VERDICT_EXEMPT) {
+        struct swept *member = &sweep->members[i];
+        if (member->row == NULL) continue; /* a ghost or a lane row: nothing to write */
+        if (member->verdict == VERDICT_EXEMPT) {
             /* Back to pending with stalled untouched: the restart is not counted. */
             ValkeyModuleString *hset[] = {lit.state, lit.pending};
             hset_effect(ctx, member->row, member->row_name, hset, 2);
+        } else {
+            /* Replicate holds its own reference to each value, so the count can go
+             * now (pinned in tests/test_module_api_facts.py). */
+            ValkeyModuleString *stalled = ValkeyModule_CreateStringFromLongLong(ctx, member->stalled);
+            ValkeyModuleString *hset[] = {lit.state, member->verdict == VERDICT_DEAD ? lit.dead : lit.pending,
+                                          lit.stalled, stalled};
+            hset_effect(ctx, member->row, member->row_name, hset, 4);
+            ValkeyModule_FreeString(ctx, stalled);
         }
     }
 }

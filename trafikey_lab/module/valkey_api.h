@@ -88,7 +88,9 @@ typedef const char *(*vkm_StringPtrLen)(const ValkeyModuleString *str, size_t *l
 typedef int (*vkm_StringToLongLong)(const ValkeyModuleString *str, long long *out);
 
 typedef ValkeyModuleKey *(*vkm_OpenKey)(ValkeyModuleCtx *ctx, ValkeyModuleString *name, int mode);
+typedef void (*vkm_CloseKey)(ValkeyModuleKey *key);
 typedef int (*vkm_KeyType)(ValkeyModuleKey *key);
+typedef size_t (*vkm_ValueLength)(ValkeyModuleKey *key);
 typedef int (*vkm_HashGet)(ValkeyModuleKey *key, int flags, ...);
 typedef int (*vkm_HashSet)(ValkeyModuleKey *key, int flags, ...);
 typedef int (*vkm_ZsetAdd)(ValkeyModuleKey *key, double score, ValkeyModuleString *member, int *flags);
