@@ -17,6 +17,7 @@ from trafikey_lab.across_restart import (  # noqa: E402
     MAX_STALLED,
     QUEUE,
     comparison_rows,
+    model_against_live,
     outcome_table,
     play_on_model,
     without_epoch,
@@ -175,6 +176,42 @@ def test_comparison_rows_mark_agreement_and_name_what_differs():
     assert marks["claim"] == AGREE
     assert marks["sweep"].startswith(f"{DIFFER}: reply:")
     assert marks["verdict"] == f"{DIFFER}: counted/dead vs counted/recovered"
+
+
+ALL_AGREE = [
+    "stalled    live: counted → dead      1 process(es) · 5 of 5 steps agree",
+    "restarted  live: exempt  → recovered 2 process(es) · 6 of 6 steps agree",
+    "extended   live: counted → dead      2 process(es) · 7 of 7 steps agree",
+    "upgrade    live: exempt  → recovered 2 process(es) · 6 of 6 steps agree",
+]
+
+
+class UnstampedClaims(ModelExecutor):
+    """A model whose claim is the script's: its leases carry no stamp, unlike the model's."""
+
+    def claim(self, queue, lease_ms):
+        return self.scripted_claim(queue, lease_ms)
+
+
+def test_model_against_live_gives_one_line_per_history_and_counts_the_steps_that_agree():
+    assert list(model_against_live(ModelExecutor())) == ALL_AGREE
+
+
+def test_model_against_live_counts_only_the_steps_that_agree_when_the_two_differ():
+    lines = list(model_against_live(UnstampedClaims()))
+    assert lines[0] == "stalled    live: exempt  → recovered 1 process(es) · 1 of 5 steps agree"
+    assert lines[2] == "extended   live: counted → dead      2 process(es) · 5 of 7 steps agree"
+    assert lines[3] == ALL_AGREE[3], "a scripted claim is the upgrade history's own first step"
+
+
+def test_model_against_live_plays_only_the_history_without_a_restart_when_it_cannot_restart():
+    assert list(model_against_live(ModelExecutor(), restartable=False)) == ALL_AGREE[:1]
+
+
+def test_model_against_live_agrees_at_every_step_on_the_server(live, lab):
+    before = lab.run_id
+    assert list(model_against_live(live)) == ALL_AGREE
+    assert lab.run_id != before, "three of the four histories restart the server"
 
 
 def test_a_second_press_during_a_live_run_is_ignored_and_the_first_run_finishes(live):

@@ -1,12 +1,13 @@
 """One lease across a restart, for notebook 04 and its widget: the history played on the
 model, what the sweep would have done without the epoch (the counterfactual), the table of
-every history x max_stalled, and the step-by-step comparison of a model trace with a live one.
+every history x max_stalled, the step-by-step comparison of a model trace with a live one, and
+every history played on both with one line each.
 
 These are pure functions of traces, so the notebook's static table and the widget use the
 same code, and tests pin them without a browser.
 """
 
-from .executors import ModelExecutor, Queue
+from .executors import Executor, ModelExecutor, Queue
 from .histories import HISTORIES, Trace, compare, play
 from .sweep import Verdict, count_stall
 from .table import Table
@@ -97,3 +98,20 @@ def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, st
                  f"{live_trace.verdict} → {live_trace.outcome}",
                  AGREE if agree else f"{DIFFER}: {detail}"))
     return rows
+
+
+def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 1,
+                       restartable: bool = True):
+    """Plays each history on a fresh model and on `live` and yields one line per history as
+    soon as both are played: the live verdict and outcome, how many processes served the live
+    history, and on how many steps the two traces agree (`compare`). When `live` is a server
+    the lab cannot restart, only the histories without a restart are played."""
+    for key, history in HISTORIES.items():
+        if not restartable and "restart" in history.steps:
+            continue
+        model_trace = play(key, max_stalled, ModelExecutor(), queue)
+        live_trace = play(key, max_stalled, live, queue)
+        steps = compare(model_trace, live_trace)
+        agreed = sum(same for _, same, _ in steps)
+        yield (f"{key:10} live: {live_trace.verdict:7} → {live_trace.outcome:9} "
+               f"{len(live_trace.run_ids)} process(es) · {agreed} of {len(steps)} steps agree")
