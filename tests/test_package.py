@@ -6,10 +6,10 @@ import trafikey_lab
 from trafikey_lab import errors
 
 PUBLIC = {
-    "HISTORIES", "Executor", "InsecureServer", "LabError", "LabServer", "LiveExecutor",
-    "ModelExecutor", "ModuleNotBuilt", "Queue", "ReplyError", "RestartFailed",
-    "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError", "ServerStopped",
-    "Trace", "compare", "module_path", "play", "verdict_line",
+    "AttachedServer", "HISTORIES", "Executor", "InsecureServer", "LabError", "LabServer",
+    "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "Queue", "ReplyError",
+    "RestartFailed", "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError",
+    "ServerStopped", "Trace", "compare", "module_path", "play", "verdict_line",
 }
 
 

@@ -15,10 +15,11 @@ from .errors import (
 )
 from .executors import Executor, LiveExecutor, ModelExecutor, Queue
 from .histories import HISTORIES, Trace, compare, play, verdict_line
-from .server import LabServer
+from .server import AttachedServer, LabServer, OwnedServer
 
 __all__ = [
     "HISTORIES",
+    "AttachedServer",
     "Executor",
     "InsecureServer",
     "LabError",
@@ -26,6 +27,7 @@ __all__ = [
     "LiveExecutor",
     "ModelExecutor",
     "ModuleNotBuilt",
+    "OwnedServer",
     "Queue",
     "ReplyError",
     "RestartFailed",

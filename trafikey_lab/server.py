@@ -1,10 +1,14 @@
-"""LabServer: a real valkey-server with the trafikey module, on loopback, owned by this process.
+"""LabServer: the lab's live server, one interface over two kinds.
 
-The server runs under a small keeper process (`_keeper.py`) that kills it when this Python
+OwnedServer is a real valkey-server with the trafikey module, on loopback, that this process
+starts and owns. AttachedServer is a module-loaded server someone else runs, at a URL
+(TRAFIKEY_VALKEY_URL), which the lab uses as it is and cannot restart. LabServer(...) picks.
+
+An owned server runs under a small keeper process (`_keeper.py`) that kills it when this Python
 process goes away, however it goes away. `restart()` stops the server, keeping its dataset on
 disk, and starts a new process on the same port and folder: a new run_id over the same data.
 
-A server is its owner's alone, also on a host shared by many learners, each an OS user. It
+An owned server is its owner's alone, also on a host shared by many learners, each an OS user. It
 keeps TCP on loopback, because replicas and REPLICAOF need a host and port, and asks every
 client for a password: a random secret drawn once per owning process (`owner_secret`) and
 handed to the server in a config file written owner-only (0600, in the 0700 scratch folder)
@@ -12,7 +16,7 @@ and removed once the server has read it, never on the command line, where `ps` s
 every user. One secret per process rather than per server: the boundary it guards is between
 OS users, and all the servers one process starts belong to the same owner, so each is also
 given it as `masterauth` and can replicate from any of its siblings with no more set-up.
-DEBUG and MODULE LOAD are off unless a LabServer asks for them (`admin_commands=True`), so
+DEBUG and MODULE LOAD are off unless an OwnedServer asks for them (`admin_commands=True`), so
 that even the owner's own notebook cannot crash the server or load code into it by accident.
 The secret never appears in what the lab prints: `address`, error messages and quoted logs
 leave it out; only `connection_url` carries it, for a client that needs to connect.
@@ -204,9 +208,75 @@ def _release(keeper: subprocess.Popen | None) -> None:
     keeper.stdout.close()
 
 
-class LabServer:
-    """One module-loaded valkey-server on 127.0.0.1, or the existing one TRAFIKEY_VALKEY_URL names.
+class _ChoosesItsKind(type):
+    """Makes LabServer(...) choose between the two kinds of server (see LabServer), while
+    OwnedServer(...) and AttachedServer(...) build themselves as any class does."""
 
+    def __call__(cls, *args, **options):
+        if cls is not LabServer:
+            return super().__call__(*args, **options)
+        url = options.pop("url", None)
+        if url is None:
+            url = os.environ.get(URL_ENV)
+        # The options shape a server the lab would start; a server at a URL is used as it is,
+        # so they go unused, and a caller's LabServer(persistence="aof") attaches all the same.
+        return AttachedServer(url) if url else OwnedServer(*args, **options)
+
+
+class LabServer(metaclass=_ChoosesItsKind):
+    """The lab's live server, as the library, the notebooks and the tests use it. Two kinds:
+
+    OwnedServer     a module-loaded valkey-server this process starts, restarts and stops:
+                    a learner's own server, a test's, a replica, a workshop's shared one.
+    AttachedServer  a module-loaded server someone else runs, at a URL: the workshop's shared
+                    server that TRAFIKEY_VALKEY_URL names in each learner's notebook.
+
+    LabServer(...) returns an AttachedServer when url= is given or TRAFIKEY_VALKEY_URL is set
+    (url="" ignores the variable), and otherwise an OwnedServer built with the keyword options
+    given (OwnedServer says what each one does).
+
+    What either kind offers: client (None until started), run_id, pid (None when attached),
+    host, port, password, address (for printing: no password), connection_url (with it),
+    external, running; start() (returns the server) and stop(), or `with`; restart() (returns
+    the new run_id), kill(), wait(), fault(). An attached server refuses restart() and kill()
+    with RestartUnavailable, saying how to get a server the lab can restart.
+    """
+
+    external: bool
+    """True for a server the lab did not start (TRAFIKEY_VALKEY_URL): notebooks skip what
+    would restart it or give it a replica."""
+    client: LabClient | None = None
+    run_id: str | None = None
+    pid: int | None = None
+
+    def __enter__(self) -> "LabServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> "LabServer":
+        """Starts (or connects to) the server; one already running is returned as it is."""
+        if not self.running:
+            self._start()
+        return self
+
+    def _close_client(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    def _scrub(self, text: str) -> str:
+        """The text with this server's password masked: a server that quotes a bad config
+        line quotes it whole, and a message is no place for a secret."""
+        return text.replace(self.password, "***") if self.password else text
+
+
+class OwnedServer(LabServer):
+    """One module-loaded valkey-server on 127.0.0.1, started, restarted and stopped by this process.
+
+    LabServer(...) builds one unless url= or TRAFIKEY_VALKEY_URL names a server to attach to.
     persistence is "rdb" (a snapshot at each restart) or "aof" (append-only file, fsync always).
     module is True for the built module, False for none, or the path of another build of it
     (an AddressSanitizer build, say); env adds variables to the server's environment.
@@ -218,6 +288,8 @@ class LabServer:
     Use it as a context manager, or call start() and stop().
     """
 
+    external = False
+
     def __init__(
         self,
         *,
@@ -227,7 +299,6 @@ class LabServer:
         data_dir: str | os.PathLike | None = None,
         extra_args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
-        url: str | None = None,
         start_timeout: float = 10.0,
         password: bool | str = True,
         bind: str = "127.0.0.1",
@@ -259,14 +330,10 @@ class LabServer:
         self.extra_args = tuple(extra_args)
         self.env = dict(env or {})
         self.start_timeout = start_timeout
-        self.url = url if url is not None else os.environ.get(URL_ENV) or None
         self._fixed_port = port
         self.port = port
         self._own_dir = data_dir is None
         self.data_dir = None if data_dir is None else Path(data_dir)
-        self.client: redis.Redis | None = None
-        self.run_id: str | None = None
-        self.pid: int | None = None
         self._keeper: subprocess.Popen | None = None
         self._finalizer = None
         # True while the lab starts the process itself: a refused connection is expected then.
@@ -274,29 +341,11 @@ class LabServer:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def __enter__(self) -> "LabServer":
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    @property
-    def external(self) -> bool:
-        """True when the lab uses a server it did not start (TRAFIKEY_VALKEY_URL)."""
-        return bool(self.url)
-
     @property
     def running(self) -> bool:
-        if self.external:
-            return self.client is not None
         return self._keeper is not None and self._keeper.poll() is None
 
-    def start(self) -> "LabServer":
-        if self.running:
-            return self
-        if self.external:
-            return self._attach()
+    def _start(self) -> None:
         if self.data_dir is None:
             self.data_dir = Path(tempfile.mkdtemp(prefix="trafikey-lab-"))
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -310,7 +359,7 @@ class LabServer:
                     self.port = free_port()
                 try:
                     self._launch()
-                    return self
+                    return
                 except ServerStartError as exc:
                     if "Address already in use" not in str(exc) or attempt == tries - 1:
                         self._forget_folder()
@@ -318,23 +367,15 @@ class LabServer:
                 except BaseException:
                     self._forget_folder()
                     raise
-        return self
 
     def stop(self) -> None:
         """Stops the server for good; an owned scratch folder is removed."""
-        if self.external:
-            if self.client is not None:
-                self.client.close()
-            self.client = None
-            return
         if self.running:
             self._shutdown("NOSAVE" if self._own_dir else "SAVE")
         if self._finalizer is not None:
             self._finalizer()
         self._keeper = None
-        if self.client is not None:
-            self.client.close()
-            self.client = None
+        self._close_client()
         self.port = self._fixed_port
         self._forget_folder()
 
@@ -345,12 +386,6 @@ class LabServer:
 
     def restart(self) -> str:
         """Stops the process keeping its data, starts a new one on the same port; returns its run_id."""
-        if self.external:
-            raise RestartUnavailable(
-                f"the lab is using the server at {self.address} ({URL_ENV}), which it did not "
-                f"start, so it cannot restart it. Restart that server yourself, or unset "
-                f"{URL_ENV} to let the lab run its own."
-            )
         with interrupts_held("restart"):
             if self.running:
                 # Checked while the old process still holds the data: a restart that cannot
@@ -386,9 +421,7 @@ class LabServer:
                 if attempt == tries - 1:
                     raise
             self.port = free_port()
-            if self.client is not None:
-                self.client.close()
-                self.client = None
+            self._close_client()
             warnings.warn(
                 f"port {taken} was taken by another process during the restart: the server now "
                 f"listens on port {self.port}, with the same data. A client connected by hand "
@@ -399,7 +432,7 @@ class LabServer:
     def fault(self) -> str | None:
         """Why this server can no longer serve a course as it is, or None: its process has
         ended (killed from outside, crashed), or its scratch folder was removed under it."""
-        if self.external or self._keeper is None:
+        if self._keeper is None:
             return None
         status = self._keeper.poll()
         if status is not None:
@@ -411,7 +444,7 @@ class LabServer:
 
     def wait(self) -> None:
         """Blocks until the server process exits (a workshop server runs until Ctrl-C)."""
-        if not self.external and self._keeper is not None:
+        if self._keeper is not None:
             self._keeper.wait()
 
     def kill(self) -> None:
@@ -465,16 +498,12 @@ class LabServer:
     @property
     def address(self) -> str:
         """Where the server is, without its password: for messages and notebook outputs."""
-        if self.external:
-            return mask_url(self.url)
         return f"redis://{_url_host(self.host)}:{self.port}"
 
     @property
     def connection_url(self) -> str:
         """The URL a client connects with, password included (redis://:secret@host:port): for
         TRAFIKEY_VALKEY_URL or redis.Redis.from_url, never for printing."""
-        if self.external:
-            return self.url
         secret = f":{urllib.parse.quote(self.password, safe='')}@" if self.password else ""
         return f"redis://{secret}{_url_host(self.host)}:{self.port}"
 
@@ -492,42 +521,7 @@ class LabServer:
                 pass
         return self._scrub("\n".join(text[-lines:])) or "(the server wrote nothing)"
 
-    def _scrub(self, text: str) -> str:
-        """The text with this server's password masked: a server that quotes a bad config
-        line quotes it whole, and a message is no place for a secret."""
-        secret = self.password
-        if self.external:
-            secret = urllib.parse.urlsplit(self.url).password or None
-        return text.replace(secret, "***") if secret else text
-
     # -- internals ---------------------------------------------------------------------------
-
-    def _attach(self) -> "LabServer":
-        client = LabClient.from_url(self.url)
-        try:
-            modules = client.module_list()
-        except redis.AuthenticationError:
-            raise ServerStartError(
-                f"the server at {self.address} ({URL_ENV}) asks for a password that the URL does "
-                f"not give, or gives wrong. Put it in the URL: redis://:password@host:port (a "
-                f"workshop server prints this URL when it starts), or unset {URL_ENV}."
-            ) from None
-        except redis.RedisError as exc:
-            raise ServerStartError(
-                f"cannot use the server at {self.address} ({URL_ENV}): {self._scrub(str(exc))}. "
-                f"Check that it is running and reachable and that the URL carries its password "
-                f"(redis://:password@host:port), or unset {URL_ENV}."
-            ) from None
-        if b"trafikey" not in {module[b"name"] for module in modules}:
-            raise ServerStartError(
-                f"the server at {self.address} ({URL_ENV}) has no trafikey module loaded. Start "
-                f"it with --loadmodule $(python -m trafikey_lab module-path), or unset {URL_ENV}."
-            )
-        client.owner = weakref.ref(self)
-        self.client = client
-        self.run_id = client.info("server")["run_id"]
-        self.pid = None
-        return self
 
     def _launch(self) -> None:
         self._managing = True
@@ -628,12 +622,6 @@ class LabServer:
         get a working one back if the process has ended; returns if it still runs."""
         if self._managing:
             return
-        if self.external:
-            raise ServerGone(
-                f"the server at {self.address} ({URL_ENV}) does not answer "
-                f"({self._scrub(str(exc))}). Start it again, or unset {URL_ENV} and run the "
-                f"notebook's setup cell again so that the lab runs its own."
-            ) from None
         if self._keeper is None:
             return
         try:
@@ -695,3 +683,104 @@ class LabServer:
         except subprocess.TimeoutExpired:
             self._finalizer()
         self.client.connection_pool.disconnect()
+
+
+class AttachedServer(LabServer):
+    """A module-loaded server at a URL that something else started and owns, used as it is.
+
+    LabServer(...) builds one when url= is given or TRAFIKEY_VALKEY_URL is set: a workshop's
+    learners use the shared server that `python -m trafikey_lab server` runs and whose URL it
+    prints. The lab holds no process of it, so it cannot restart or kill it (both refuse with
+    RestartUnavailable), wait() and fault() have nothing to watch, and stop() only disconnects.
+    host, port and password are the URL's.
+    """
+
+    external = True
+
+    def __init__(self, url: str):
+        if not url:
+            raise ValueError("an AttachedServer needs the URL of a running server, such as "
+                             "redis://:password@host:port")
+        self.url = url
+
+    @property
+    def running(self) -> bool:
+        return self.client is not None
+
+    def _start(self) -> None:
+        client = LabClient.from_url(self.url)
+        try:
+            modules = client.module_list()
+        except redis.AuthenticationError:
+            raise ServerStartError(
+                f"the server at {self.address} ({URL_ENV}) asks for a password that the URL does "
+                f"not give, or gives wrong. Put it in the URL: redis://:password@host:port (a "
+                f"workshop server prints this URL when it starts), or unset {URL_ENV}."
+            ) from None
+        except redis.RedisError as exc:
+            raise ServerStartError(
+                f"cannot use the server at {self.address} ({URL_ENV}): {self._scrub(str(exc))}. "
+                f"Check that it is running and reachable and that the URL carries its password "
+                f"(redis://:password@host:port), or unset {URL_ENV}."
+            ) from None
+        if b"trafikey" not in {module[b"name"] for module in modules}:
+            raise ServerStartError(
+                f"the server at {self.address} ({URL_ENV}) has no trafikey module loaded. Start "
+                f"it with --loadmodule $(python -m trafikey_lab module-path), or unset {URL_ENV}."
+            )
+        client.owner = weakref.ref(self)
+        self.client = client
+        self.run_id = client.info("server")["run_id"]
+
+    def stop(self) -> None:
+        """Disconnects; the server runs on for whoever runs it."""
+        self._close_client()
+
+    def restart(self) -> str:
+        raise RestartUnavailable(self._not_ours("restart", "Restart that server yourself"))
+
+    def kill(self) -> None:
+        raise RestartUnavailable(self._not_ours("kill", "Stop that server where it runs"))
+
+    def wait(self) -> None:
+        """Returns at once: the lab has no process of this server to wait for."""
+
+    def fault(self) -> None:
+        """None: whether the server still runs is its owner's to watch; a call that finds it
+        gone raises ServerGone."""
+        return None
+
+    @property
+    def host(self) -> str | None:
+        return urllib.parse.urlsplit(self.url).hostname
+
+    @property
+    def port(self) -> int | None:
+        return urllib.parse.urlsplit(self.url).port
+
+    @property
+    def password(self) -> str | None:
+        return urllib.parse.urlsplit(self.url).password or None
+
+    @property
+    def address(self) -> str:
+        """Where the server is, without its password: for messages and notebook outputs."""
+        return mask_url(self.url)
+
+    @property
+    def connection_url(self) -> str:
+        """The URL it was attached by, password included: never for printing."""
+        return self.url
+
+    def _not_ours(self, what: str, fix: str) -> str:
+        return (f"the lab is using the server at {self.address} ({URL_ENV}), which it did not "
+                f"start, so it cannot {what} it. {fix}, or unset {URL_ENV} to let the lab run "
+                f"its own.")
+
+    def _explain_lost_connection(self, exc: redis.ConnectionError) -> None:
+        """Called by LabClient when a call found no server: raises ServerGone naming it."""
+        raise ServerGone(
+            f"the server at {self.address} ({URL_ENV}) does not answer "
+            f"({self._scrub(str(exc))}). Start it again, or unset {URL_ENV} and run the "
+            f"notebook's setup cell again so that the lab runs its own."
+        ) from None
