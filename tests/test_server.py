@@ -9,7 +9,8 @@ import time
 import pytest
 
 from trafikey_lab import (
-    LabServer, LiveExecutor, Queue, RestartUnavailable, ServerNotFound, ServerStartError,
+    AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable,
+    ServerNotFound, ServerStartError,
 )
 from trafikey_lab.errors import ServerStopped
 from trafikey_lab.server import free_port
@@ -130,6 +131,50 @@ def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatc
             borrowed.restart()
         assert "unset TRAFIKEY_VALKEY_URL" in str(caught.value)
     assert lab.client.ping()
+
+
+def test_lab_server_attaches_to_a_url_given_or_named_by_the_variable_and_else_owns_one(
+        monkeypatch):
+    monkeypatch.delenv("TRAFIKEY_VALKEY_URL", raising=False)
+    owned = LabServer(persistence="aof")
+    assert type(owned) is OwnedServer and not owned.external and owned.persistence == "aof"
+    given = LabServer(url="redis://:s3cret@127.0.0.1:1")
+    assert type(given) is AttachedServer and given.external
+    assert given.connection_url == "redis://:s3cret@127.0.0.1:1"
+    monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://:s3cret@127.0.0.1:2")
+    named = LabServer()
+    assert type(named) is AttachedServer and named.connection_url.endswith(":2")
+    # The options of a server the lab would start go unused: the named server is used as it is.
+    assert type(LabServer(persistence="aof", port=1)) is AttachedServer
+    assert type(LabServer(url="")) is OwnedServer, 'url="" is how to ignore the variable'
+    assert all(isinstance(server, LabServer) for server in (owned, given, named))
+
+
+def test_an_attached_server_needs_a_url_and_reads_where_it_is_from_it():
+    with pytest.raises(ValueError, match="needs the URL of a running server"):
+        AttachedServer("")
+    attached = AttachedServer("redis://:s3cret@127.0.0.5:6390")
+    assert (attached.host, attached.port, attached.password) == ("127.0.0.5", 6390, "s3cret")
+    assert attached.address == "redis://:***@127.0.0.5:6390"
+    assert attached.client is None and attached.pid is None and not attached.running
+
+
+def test_an_attached_server_refuses_restart_and_kill_and_its_stop_only_disconnects(lab):
+    attached = AttachedServer(lab.connection_url).start()
+    assert attached.running and attached.run_id == lab.run_id and attached.pid is None
+    assert (attached.host, attached.port, attached.password) == (lab.host, lab.port, lab.password)
+    assert attached.address == f"redis://:***@127.0.0.1:{lab.port}"
+    for refused, what in ((attached.restart, "restart"), (attached.kill, "kill")):
+        with pytest.raises(RestartUnavailable) as caught:
+            refused()
+        message = str(caught.value)
+        assert f"which it did not start, so it cannot {what} it" in message
+        assert "unset TRAFIKEY_VALKEY_URL" in message and lab.password not in message
+    attached.wait()
+    assert attached.fault() is None
+    attached.stop()
+    assert attached.client is None and not attached.running
+    assert lab.client.info("server")["run_id"] == lab.run_id, "the attached server was touched"
 
 
 def test_an_existing_server_without_the_module_is_refused(servers, monkeypatch):
