@@ -46,7 +46,10 @@ def test_a_server_the_lab_did_not_start_is_not_given_a_replica():
     assert "Unset TRAFIKEY_VALKEY_URL" in lines(beyond.failback_fields(external))
 
 
-def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_password():
+def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_password(monkeypatch):
+    # In a workshop, TRAFIKEY_VALKEY_URL names the shared server; the file is still read from a
+    # server the lab starts for it alone (attaching to the shared one could not restart it).
+    monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://127.0.0.1:1")
     shown = lines(beyond.aof_claim(QUEUE))
     assert "  HSET {beyond}:job:job-1 state active attempts 1 lease_epoch <this process's run_id>" \
         in shown

@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import redis  # noqa: E402
 
-from trafikey_lab import LabServer, LiveExecutor, Queue, histories, scripted  # noqa: E402
+from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories, scripted  # noqa: E402
 
 QUEUE = Queue("{bench}")
 REPEATS = 3
@@ -46,7 +46,7 @@ PING_LIMITS = (100, 500, 1_000, 10_000)
 
 def on_fresh_server(measure):
     """measure(server) on a server started for it alone, then stopped."""
-    with LabServer() as server:
+    with OwnedServer() as server:
         return measure(server)
 
 
@@ -155,7 +155,7 @@ class TimedLive(LiveExecutor):
 def history_breakdown():
     """One live history (the server restarted), from a fresh server: where the time goes."""
     start = time.perf_counter()
-    server = LabServer().start()
+    server = OwnedServer().start()
     started = time.perf_counter() - start
     try:
         live = TimedLive(server)

@@ -10,7 +10,7 @@ import sys
 from . import doctor
 from .build import module_path
 from .errors import LabError
-from .server import LabServer
+from .server import LabServer, OwnedServer
 
 
 def cmd_module_path(_args) -> int:
@@ -60,7 +60,7 @@ def connect_lines(lab: LabServer) -> list[str]:
 
 
 def cmd_server(args) -> int:
-    lab = LabServer(port=args.port, persistence=args.persistence, bind=args.bind,
+    lab = OwnedServer(port=args.port, persistence=args.persistence, bind=args.bind,
                     password=not args.no_password)
     lab.start()
     print(f"valkey-server with the trafikey module on {lab.address}")

@@ -15,7 +15,7 @@ from .caveats import Shown, unavailable, wait_in_sync, replica_of
 from .errors import LabError, ReplyError
 from .executors import LiveExecutor, Queue
 from .histories import JOB, LEASE_MS
-from .server import LabServer
+from .server import LabServer, OwnedServer
 
 VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
 """The module's four verbs: each one writes, so a replica refuses each one."""
@@ -132,7 +132,7 @@ def aof_claim(queue: Queue) -> Shown:
     """A claim on a server of its own with appendonly yes: the commands the file holds for
     it, whether any of them is a verb or carries the password, and the row after a restart
     replays the file."""
-    with LabServer(persistence="aof") as server:
+    with OwnedServer(persistence="aof") as server:
         live = LiveExecutor(server)
         live.add(queue, JOB, b"hello")
         live.claim(queue, LEASE_MS)
@@ -159,7 +159,7 @@ def downtime_verdicts(queue: Queue, wait_s: float = 1.0) -> Shown:
     sweeps, max_stalled 1, give the same verdict."""
     lines = []
     with tempfile.TemporaryDirectory(prefix="trafikey-lab-") as folder:
-        server = LabServer(persistence="aof", data_dir=folder)
+        server = OwnedServer(persistence="aof", data_dir=folder)
         try:
             server.start()
             live = LiveExecutor(server)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .errors import LabError
 from .executors import Executor, LiveExecutor, Queue
 from .histories import JOB, LEASE_MS, History, Trace
-from .server import LabServer
+from .server import LabServer, OwnedServer
 
 SCRIPTS_ONLY = History(
     "scripts_only",
@@ -72,7 +72,7 @@ def replica_of(primary: LabServer):
     folder removed) on exit, however the block ends."""
     # A primary waits 5 s for more replicas before a diskless sync by default; one is enough.
     primary.client.config_set("repl-diskless-sync-delay", 0)
-    replica = LabServer(extra_args=("--replicaof", "127.0.0.1", str(primary.port),
+    replica = OwnedServer(extra_args=("--replicaof", "127.0.0.1", str(primary.port),
                                     "--repl-diskless-sync-delay", "0"))
     try:
         replica.start()
