@@ -88,6 +88,18 @@ def _claim_one(live: Executor, queue: Queue) -> None:
     live.claim(queue, LEASE_MS)
 
 
+def _sweep_once_expired(live: Executor, queue: Queue, facts: tuple[str, ...],
+                        conclusion: str, clear: Executor) -> Shown:
+    """Waits until JOB's lease has run out, sweeps with max_stalled 1 and clears the queue on
+    `clear` (the server the lease was granted on): the facts, the sweep and JOB's row, and the
+    conclusion."""
+    live.wait_until(live.deadline(queue, JOB))
+    reply = live.sweep(queue, 1)
+    row = live.row(queue, JOB)
+    clear.clear(queue)
+    return Shown((*facts, f"its sweep, max_stalled 1: {reply!r} · {_row_line(row)}", conclusion))
+
+
 def promoted_replica(server: LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`, then a replica promoted (REPLICAOF NO ONE) sweeps it: the
     stamp names the old primary, so the lease is exempt whatever its worker did."""
@@ -99,17 +111,10 @@ def promoted_replica(server: LabServer, queue: Queue) -> Shown:
         promoted = LiveExecutor(replica)
         stamp = promoted.row(queue, JOB).get(b"lease_epoch")
         replica.client.execute_command("REPLICAOF", "NO", "ONE")
-        promoted.wait_until(promoted.deadline(queue, JOB))
-        reply = promoted.sweep(queue, 1)
-        row = promoted.row(queue, JOB)
-    primary.clear(queue)
-    return Shown((
-        f"the replica holds the lease stamped by the primary: {stamp == server.run_id.encode()}",
-        f"the promoted replica's run_id is its own: {replica.run_id != server.run_id}",
-        f"its sweep, max_stalled 1: {reply!r} · stalled {_field(row, b'stalled')} · state "
-        f"{_field(row, b'state')}",
-        "→ exempt: to the stamp, a failover looks like a restart",
-    ))
+        return _sweep_once_expired(promoted, queue, (
+            f"the replica holds the lease stamped by the primary: {stamp == server.run_id.encode()}",
+            f"the promoted replica's run_id is its own: {replica.run_id != server.run_id}",
+        ), "→ exempt: to the stamp, a failover looks like a restart", clear=primary)
 
 
 def failback(server: LabServer, queue: Queue) -> Shown:
@@ -127,17 +132,11 @@ def failback(server: LabServer, queue: Queue) -> Shown:
         wait_in_sync(other, server)
         server.client.execute_command("REPLICAOF", "NO", "ONE")
     same_process = server.client.info("server")["run_id"] == server.run_id
-    live.wait_until(live.deadline(queue, JOB))
-    reply = live.sweep(queue, 1)
-    row = live.row(queue, JOB)
-    live.clear(queue)
-    return Shown((
+    kept = live.row(queue, JOB).get(b"lease_epoch") == stamp
+    return _sweep_once_expired(live, queue, (
         f"the failed-back primary is the same process (same run_id): {same_process}",
-        f"the lease still carries its stamp: {row.get(b'lease_epoch') == stamp}",
-        f"its sweep, max_stalled 1: {reply!r} · stalled {_field(row, b'stalled')} · state "
-        f"{_field(row, b'state')}",
-        "→ counted: the worker may only have lost the server during the failover",
-    ))
+        f"the lease still carries its stamp: {kept}",
+    ), "→ counted: the worker may only have lost the server during the failover", clear=live)
 
 
 def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
@@ -157,8 +156,7 @@ def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
     return Shown((
         "stamps: the current run_id in upper case, and the text 'banana'",
         f"sweep, max_stalled 1: {reply!r}",
-        *(f"{member}: stalled {_field(row, b'stalled')} · state {_field(row, b'state')}"
-          for member, row in rows.items()),
+        *(f"{member}: {_row_line(row)}" for member, row in rows.items()),
         "→ both exempt: the sweep never checks a stored stamp's shape, it only compares bytes",
     ))
 
@@ -170,6 +168,10 @@ def describe(trace: Trace) -> str:
     return (f"{trace.history.title} ({trace.executor}): {stamp}, swept by "
             f"{trace.process_name(trace.sweep_run_id)} → {trace.verdict}, {trace.outcome}, "
             f"stalled {_field(trace.steps[-1].row, b'stalled')}")
+
+
+def _row_line(row: dict) -> str:
+    return f"stalled {_field(row, b'stalled')} · state {_field(row, b'state')}"
 
 
 def _field(row: dict, name: bytes) -> str:
