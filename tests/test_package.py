@@ -1,6 +1,8 @@
 """What `import trafikey_lab` offers, and the exception tree errors.py draws."""
 
 import inspect
+import re
+from pathlib import Path
 
 import trafikey_lab
 from trafikey_lab import errors
@@ -47,3 +49,24 @@ def test_every_exception_is_drawn_in_errors_py_s_tree_under_its_parent():
 def test_a_refusal_is_not_a_setup_error_so_catching_lab_error_does_not_hide_it():
     assert not issubclass(errors.ReplyError, errors.LabError)
     assert issubclass(errors.ServerGone, errors.ServerStopped)
+
+
+def _readme_layout() -> str:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Layout", 1)[1]
+    return section.split("```")[1]
+
+
+def test_the_readme_layout_names_every_module_of_the_library_and_of_tools():
+    root = Path(__file__).resolve().parent.parent
+    layout = _readme_layout()
+    files = [*(root / "trafikey_lab").glob("*.py"), *(root / "tools").rglob("*.py")]
+    unnamed = sorted(str(path.relative_to(root)) for path in files if path.name not in layout)
+    assert unnamed == [], "add a line for each to the README's Layout section"
+
+
+def test_every_module_the_readme_layout_names_exists():
+    root = Path(__file__).resolve().parent.parent
+    named = set(re.findall(r"\b([a-z_]+\.py)\b", _readme_layout()))
+    present = {path.name for path in root.rglob("*.py") if ".venv" not in path.parts}
+    assert sorted(named - present) == []
