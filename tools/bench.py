@@ -126,6 +126,7 @@ def ping_during_sweep(server, limit):
         "pings": len(latencies),
         "sweep_s": run.wall_usec / 1e6,
         "call_ms": run.server_usec / run.calls / 1000,
+        "member_us": run.server_usec / PING_LEASES,
     }
 
 
@@ -299,8 +300,10 @@ def report(machine, goals, curve, claims, pings, history, took, figure_name):
         "and so whether p99 shows that wait, depends on how many calls the sweep makes against",
         f"how many PINGs there are: with LIMIT {max(pings):,} the sweep makes "
         f"{PING_LEASES // max(pings):,} calls, fewer",
-        "than 1% of the PINGs meet one, and the p99 hides a wait the max shows. Goal: p99 ≤ 2 ms",
-        "with LIMIT 1000.",
+        "than 1% of the PINGs meet one, and the p99 hides a wait the max shows. Three processes",
+        "are busy here (the server and the two clients): on a machine with fewer cores than",
+        "that, a PING can also wait for a core, and p99 can exceed the server's time per call.",
+        "Goal: p99 ≤ 2 ms with LIMIT 1000.",
         "",
         "| LIMIT | server ms per call | PINGs | p50 ms | p99 ms | max ms | whole sweep s | goal p99 ≤ 2 ms |",
         "|---:|---:|---:|---:|---:|---:|---:|---|",
@@ -310,6 +313,15 @@ def report(machine, goals, curve, claims, pings, history, took, figure_name):
         goal = verdict(p["p99"], 2.0) if lim == 1000 else ""
         lines.append(f"| {lim:,} | {p['call_ms']:.2f} | {p['pings']:,} | {p['p50']:.3f} | {p['p99']:.3f} | "
                      f"{p['max']:.3f} | {p['sweep_s']:.2f} | {goal} |")
+    within = [lim for lim in sorted(pings) if pings[lim]["call_ms"] <= 2.0 and pings[lim]["p99"] <= 2.0]
+    per_member_us = statistics.median(p["member_us"] for p in pings.values())
+    lines += [
+        "",
+        f"Here a swept member costs the server about {per_member_us:.1f} µs, so a call of LIMIT n "
+        f"holds it for about n × {per_member_us:.1f} µs. "
+        + (f"The largest LIMIT measured whose calls and p99 both stayed within 2 ms: {max(within):,}."
+           if within else "No LIMIT measured kept both the calls and p99 within 2 ms."),
+    ]
     lines += [
         "",
         "## A live history, broken down",
