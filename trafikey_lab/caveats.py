@@ -109,10 +109,10 @@ def promoted_replica(server: LabServer, queue: Queue) -> Shown:
     _claim_one(primary, queue)
     with replica_of(server) as replica:
         promoted = LiveExecutor(replica)
-        stamp = promoted.row(queue, JOB).get(b"lease_epoch")
+        primarys = promoted.stamped_by(queue, JOB, server.run_id)
         replica.client.execute_command("REPLICAOF", "NO", "ONE")
         return _sweep_once_expired(promoted, queue, (
-            f"the replica holds the lease stamped by the primary: {stamp == server.run_id.encode()}",
+            f"the replica holds the lease stamped by the primary: {primarys}",
             f"the promoted replica's run_id is its own: {replica.run_id != server.run_id}",
         ), "→ exempt: to the stamp, a failover looks like a restart", clear=primary)
 
