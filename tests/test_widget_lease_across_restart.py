@@ -4,8 +4,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import base64  # noqa: E402
 import threading  # noqa: E402
 
+import ipywidgets as widgets  # noqa: E402
 import pytest  # noqa: E402
 
 from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_line  # noqa: E402
@@ -47,6 +49,27 @@ def test_the_figure_is_redrawn_for_the_chosen_history(widget, history):
     widget.max_stalled.value = 3
     assert widget.drawn["sweep_label"].get_text().startswith(f"sweep: {widget.trace.verdict}")
     assert "max_stalled 3" in widget.drawn["ax"].get_title()
+
+
+def test_the_figure_is_a_png_the_widget_sets_as_its_outputs_and_redraws(widget):
+    (first,) = widget.figure.outputs
+    assert first["output_type"] == "display_data"
+    assert base64.b64decode(first["data"]["image/png"]).startswith(b"\x89PNG")
+    widget.history.value = "stalled"
+    (second,) = widget.figure.outputs
+    assert second["data"]["image/png"] != first["data"]["image/png"]
+
+
+def test_the_figure_is_never_drawn_inside_the_output_widgets_context(monkeypatch):
+    # Under Voila, output captured through `with output:` is written back to the kernel by the
+    # server-side executor, a write that now and then goes unsent and hangs the page.
+    def captured(self):
+        raise AssertionError("the widget drew inside `with output:`")
+
+    monkeypatch.setattr(widgets.Output, "__enter__", captured)
+    widget = LeaseAcrossRestart()
+    widget.max_stalled.value = 2
+    assert len(widget.figure.outputs) == 1
 
 
 @pytest.mark.parametrize("history", sorted(EXEMPT))

@@ -5,13 +5,14 @@ The widget only wires its controls to the library: the course logic it shows (th
 play, the counterfactual, the comparison rows) is in `trafikey_lab.across_restart`.
 """
 
+import base64
 import html
+import io
 import threading
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import redis
-from IPython.display import clear_output, display
 
 from ..across_restart import (
     AGREE,
@@ -31,6 +32,24 @@ from ..table import Table
 
 def _list(items) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul>"
+
+
+def _png_output(figure) -> dict:
+    """The figure as one display_data output of a PNG, for an Output widget's `outputs`.
+
+    Setting `outputs` changes the widget's state and nothing else. Drawing inside `with
+    output:` instead tags the kernel's messages with the widget's msg_id, and under Voila the
+    server-side executor then captures them and writes the widget's state back to the kernel;
+    that write now and then goes unsent, and the page waits for the cell forever (seen as the
+    projector app hanging in about 1 load of 10 on a busy machine)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=figure.dpi, bbox_inches="tight")
+    return {
+        "output_type": "display_data",
+        "data": {"image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
+                 "text/plain": "the timeline of the chosen history"},
+        "metadata": {},
+    }
 
 
 class LeaseAcrossRestart:
@@ -88,11 +107,9 @@ class LeaseAcrossRestart:
         self.trace, self.plan = play_on_model(self.history.value, self.max_stalled.value,
                                               self.queue)
         trace = self.trace
-        with self.figure:
-            clear_output(wait=True)
-            self.drawn = draw_timeline(trace)
-            display(self.drawn["figure"])
-            plt.close(self.drawn["figure"])
+        self.drawn = draw_timeline(trace)
+        self.figure.outputs = (_png_output(self.drawn["figure"]),)
+        plt.close(self.drawn["figure"])
         self.verdict.value = f"<code>{html.escape(verdict_line(trace))}</code>"
         (member,) = self.plan
         self.writes.value = (
