@@ -237,24 +237,6 @@ def time_sweep(client: redis.Redis, queue: Queue, way: str, n: int, mix: Mix | s
     raise ValueError(f"no sweep way {way!r}: choose one of {', '.join(SWEEP_WAYS)}")
 
 
-def per_member_usec(client: redis.Redis, queue: Queue, n: int, mix: str = "counted",
-                    ways: tuple[str, ...] = ("native", "lua")) -> dict[str, float]:
-    """Server microseconds per expired member for each way of sweeping n of them."""
-    return {way: time_sweep(client, queue, way, n, mix).server_usec / n for way in ways}
-
-
-def info_call_usec(client: redis.Redis, calls: int = 200) -> float:
-    """What INFO server costs the server per call: the price stalled2_info pays every sweep."""
-    result = timed(client, ("info",), lambda: [client.info("server") for _ in range(calls)])
-    return result.server_usec / calls
-
-
-def same_verdicts(live_reply, scripted_reply) -> bool:
-    """True when two sweep replies list the same ids, recovered and dead, in the same order."""
-    return [list(part) for part in live_reply] == [list(part) for part in scripted_reply]
-
-
-
 def script_body(name: str) -> str:
     """A script's own text, without the shared rules of common.lua that run before it."""
     if name not in ScriptedPeer.NAMES:
