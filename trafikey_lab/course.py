@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .build import module_path
 from .executors import LiveExecutor, ModelExecutor, Queue
+from .plots import alt
 from .server import LabServer
 
 _server: LabServer | None = None
@@ -52,7 +53,9 @@ def lab_server() -> LabServer:
 
 
 def setup(queue: str = "{course}") -> Course:
-    """Starts (or reuses) this kernel's server and empties the notebook's queue."""
+    """Starts (or reuses) this kernel's server and empties the notebook's queue; figures shown
+    after it carry their alt text."""
+    alt.install()
     server = lab_server()
     course = Course(server, LiveExecutor(server), Queue(queue))
     course.live.clear(course.queue)

@@ -1,0 +1,51 @@
+"""Alt text on figures: a described figure shows as an <img> with that alt text, and its text
+is the sentence, not matplotlib's "<Figure size ...>"."""
+
+import base64
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from trafikey_lab.plots import alt
+
+
+@pytest.fixture
+def fig():
+    figure, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    yield figure
+    plt.close(figure)
+
+
+def test_a_bundle_carries_the_png_the_img_with_escaped_alt_and_the_sentence(fig):
+    alt.describe(fig, 'A line   falling from 1 to 0, "steeply" & <fast>.')
+    data, metadata = alt.bundle(fig)
+    sentence = 'A line falling from 1 to 0, "steeply" & <fast>.'
+    assert data["text/plain"] == sentence == metadata["image/png"]["alt"]
+    assert base64.b64decode(data["image/png"]).startswith(b"\x89PNG")
+    assert 'alt="A line falling from 1 to 0, &quot;steeply&quot; &amp; &lt;fast&gt;."' in data["text/html"]
+    assert data["text/html"].startswith(f'<img src="data:image/png;base64,{data["image/png"]}"')
+
+
+def test_an_empty_alt_text_is_refused(fig):
+    with pytest.raises(ValueError, match="say what the figure shows"):
+        alt.describe(fig, "  ")
+
+
+def test_the_installed_formatters_give_a_described_figure_its_alt_and_leave_others_alone(fig):
+    shell = InteractiveShell.instance()
+    alt.install(shell)
+    other, _ = plt.subplots()
+    try:
+        formats, _ = shell.display_formatter.format(other)
+        assert formats["text/plain"].startswith("<Figure size") and "text/html" not in formats
+        alt.describe(fig, "A falling line.")
+        formats, _ = shell.display_formatter.format(fig)
+        assert formats["text/plain"] == "A falling line."
+        assert 'alt="A falling line."' in formats["text/html"]
+    finally:
+        plt.close(other)
