@@ -8,6 +8,7 @@ import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
+from trafikey_lab.plots import alt, lifecycle  # noqa: E402
 from trafikey_lab.plots.lifecycle import STATE_AT, draw_lifecycle  # noqa: E402
 
 
@@ -81,3 +82,12 @@ def test_counted_and_uncounted_paths_differ_in_colour_and_line_style(drawn):
 def test_the_axes_shows_no_ticks_and_names_the_picture(drawn):
     assert not drawn.ax.axison
     assert drawn.ax.get_title() == "One job: the lease, a stall and a restart"
+
+
+def test_its_alt_text_names_every_state_and_says_every_arrow_with_its_label(drawn):
+    text = alt.alt_text(drawn.ax.figure)
+    assert text == lifecycle.alt_text()
+    assert text.startswith("Diagram of one job's three states, pending, active, dead,")
+    for t in lifecycle.TRANSITIONS:
+        assert f"{t.source} to {t.target}" in text and " ".join(t.label.split()) in text
+    assert "active to pending (dashed): lease ran out with another process's stamp" in text

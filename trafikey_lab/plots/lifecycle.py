@@ -4,7 +4,7 @@ Three states (pending, active, dead) and the transitions between them that the d
 a claim grants a lease and stamps it, an extension pushes the deadline and re-stamps it, and
 when a lease runs out the sweep either counts a stall (back to pending, or dead once the stall
 budget max_stalled is spent) or, when the stamp is not the sweeping process's (the lease
-crossed a restart, or a script granted it with no stamp), sends the job back to pending
+crossed a restart, or no native verb ever stamped the row), sends the job back to pending
 uncounted.
 """
 
@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
+
+from .alt import describe
 
 FIGSIZE = (10.0, 5.0)
 
@@ -55,8 +57,8 @@ TRANSITIONS = (
                "lease ran out under this process:\na stall, counted (stalled + 1)",
                COUNTED, "-", -0.5, (3.5, 1.55)),
     Transition("restart", "active", "pending",
-               "lease ran out with a stamp of another process (it crossed a restart)\n"
-               "or with no stamp (a script granted it): exempt, back uncounted, stalled untouched",
+               "lease ran out with another process's stamp (it crossed a restart) or with no stamp\n"
+               "(no native verb ever stamped the row): exempt, back uncounted, stalled untouched",
                UNCOUNTED, "--", -1.0, (3.5, -0.15)),
     Transition("dead", "active", "dead",
                "a counted stall that\nreaches max_stalled",
@@ -128,4 +130,14 @@ def draw_lifecycle(ax=None) -> Lifecycle:
     ax.set_ylim(-0.7, 6.0)
     ax.set_axis_off()
     ax.set_title("One job: the lease, a stall and a restart")
+    describe(ax.figure, alt_text())
     return drawn
+
+
+def alt_text() -> str:
+    """The diagram in words: its states, then each arrow as source, target and label."""
+    arrows = "; ".join(
+        f"{t.source} to {t.target}" + (" (dashed)" if t.style == "--" else "")
+        + f": {' '.join(t.label.split())}" for t in TRANSITIONS)
+    return (f"Diagram of one job's three states, {', '.join(STATE_AT)}, and the arrows between "
+            f"them. {arrows}.")
