@@ -49,3 +49,21 @@ def test_the_installed_formatters_give_a_described_figure_its_alt_and_leave_othe
         assert 'alt="A falling line."' in formats["text/html"]
     finally:
         plt.close(other)
+
+
+def test_in_a_kernel_the_first_figure_after_install_shows_its_alt_text():
+    """The inline backend resets Figure's formatters when it loads, at the first figure: the
+    setup call's formatters must still be the ones a cell's figure is shown with."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "from trafikey_lab.plots import alt\nalt.install()",
+        "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nax.plot([0, 1])\n"
+        "alt.describe(fig, 'A rising line from 0 to 1.')\nNone",
+    )])
+    NotebookClient(notebook, timeout=60, kernel_name="python3").execute()
+    (shown,) = notebook.cells[1].outputs
+    assert shown["data"]["text/plain"] == "A rising line from 0 to 1."
+    assert 'alt="A rising line from 0 to 1."' in shown["data"]["text/html"]
+    assert "image/png" in shown["data"]

@@ -64,6 +64,12 @@ def install(shell=None) -> None:
         shell = get_ipython()
     if shell is None:
         return
+    # The inline backend, when it loads (at a kernel's first figure), takes every formatter
+    # off Figure and puts back its own: load it now, so that ours are the ones that stay.
+    try:
+        import matplotlib_inline.backend_inline  # noqa: F401
+    except ImportError:
+        pass
     formatters = shell.display_formatter.formatters
 
     def plain(fig, printer, cycle):
