@@ -191,7 +191,6 @@ def test_each_notebook_runs_twice_in_a_row_in_one_kernel(name):
 # -- the workshop plan, the names table, the exercises and the references --------------------
 
 MODULE_SOURCE = NOTEBOOKS.parent / "trafikey_lab" / "module" / "trafikey.c"
-PLAN_MAX_MINUTES = 90
 
 
 def stated_minutes(name: str) -> int:
@@ -206,36 +205,49 @@ def markdown_section(name: str, heading: str) -> str:
                 if cell.cell_type == "markdown" and heading in cell.source)
 
 
-def workshop_plan() -> tuple[list[tuple[int, int, str]], int]:
-    """00's plan as (start in minutes, minutes, what) rows, and the total it states."""
-    text = markdown_section("00_start_here", "## For instructors")
-    rows = [(int(h) * 60 + int(m), int(minutes), what.strip()) for h, m, minutes, what in
-            re.findall(r"^\| (\d+):(\d\d) \| (\d+) \| ([^|]+)\|", text, re.MULTILINE)]
-    total = re.search(r"\*\*Total: (\d+) minutes\.\*\*", text)
-    assert rows and total, "00's plan must be a | from | minutes | what | table and a total"
-    return rows, int(total.group(1))
+READING_WORDS_PER_MINUTE = 150
+CODE_CELL_MINUTES = 0.5
 
 
-def after_the_workshop() -> dict[str, int]:
-    """00's table of the notebooks for after the workshop: notebook number to minutes."""
-    text = markdown_section("00_start_here", "## For instructors")
-    return {number: int(minutes) for minutes, number in
-            re.findall(r"^\| after \| (\d+) \| notebook (\d\d) \|", text, re.MULTILINE)}
+def prose_words(name: str) -> int:
+    """The words of a notebook's markdown, its link targets and HTML tags left out."""
+    text = "\n".join(cell.source for cell in load(name).cells if cell.cell_type == "markdown")
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    return len(re.sub(r"<[^>]+>", " ", text).split())
 
 
-def test_each_notebook_states_the_minutes_the_workshop_plan_gives_it():
-    rows, _ = workshop_plan()
-    planned = {what.split()[1]: minutes for _, minutes, what in rows if what.startswith("notebook ")}
-    later = after_the_workshop()
-    assert not planned.keys() & later.keys(), "a notebook is either in the workshop or after it"
-    assert {**planned, **later} == {name[:2]: stated_minutes(name) for name in MINE}
+def exercise_minutes(name: str) -> list[int]:
+    """The minutes each exercise heading names: '## Exercise: <title> (about N minutes)'."""
+    headings = [line for cell in load(name).cells if cell.cell_type == "markdown"
+                for line in cell.source.splitlines() if line.startswith("## Exercise")]
+    minutes = [re.fullmatch(r"## Exercise: .+ \(about (\d+) minutes\)", line) for line in headings]
+    assert headings and all(minutes), f"{name}: name each exercise's minutes: {headings}"
+    return [int(match.group(1)) for match in minutes]
 
 
-def test_the_workshop_plan_runs_without_gaps_and_adds_up_to_its_total_of_at_most_90_minutes():
-    rows, total = workshop_plan()
-    ends = [start + minutes for start, minutes, _ in rows]
-    assert [start for start, _, _ in rows] == [0, *ends[:-1]]
-    assert ends[-1] == sum(minutes for _, minutes, _ in rows) == total <= PLAN_MAX_MINUTES
+def reading_minutes(name: str) -> float:
+    code_cells = sum(cell.cell_type == "code" for cell in load(name).cells)
+    return (prose_words(name) / READING_WORDS_PER_MINUTE + CODE_CELL_MINUTES * code_cells
+            + sum(exercise_minutes(name)))
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_each_notebook_states_at_least_the_minutes_its_words_cells_and_exercise_take(name):
+    assert stated_minutes(name) >= reading_minutes(name), (
+        f"{name} states {stated_minutes(name)} minutes; its {prose_words(name)} words, code "
+        f"cells and exercise take {reading_minutes(name):.1f}")
+
+
+def test_the_reading_time_model_counts_words_code_cells_and_exercise_minutes(tmp_path, monkeypatch):
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# T\n\n**Time:** about 9 minutes. " + "word " * 290),
+        nbformat.v4.new_markdown_cell("## Exercise: try [it](https://valkey.io/x) (about 4 minutes)"),
+        nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2"),
+    ])
+    nbformat.write(notebook, tmp_path / "99_t.ipynb")
+    monkeypatch.setattr(sys.modules[__name__], "NOTEBOOKS", tmp_path)
+    assert prose_words("99_t") == 6 + 290 + 7
+    assert reading_minutes("99_t") == pytest.approx(303 / 150 + 1 + 4)
 
 
 def test_the_names_table_in_00_names_only_what_the_modules_source_has():
@@ -248,8 +260,8 @@ def test_the_names_table_in_00_names_only_what_the_modules_source_has():
     assert sorted(name for name in names if name not in source) == []
 
 
-@pytest.mark.parametrize("name", [n for n in MINE if n[:2] != "00"])
-def test_each_notebook_after_00_has_an_exercise_a_library_checker_judges(name):
+@pytest.mark.parametrize("name", MINE)
+def test_each_notebook_has_an_exercise_a_library_checker_judges(name):
     cells = load(name).cells
     checked = [cell for cell in cells if cell.cell_type == "code"
                and "from trafikey_lab.exercises import" in cell.source]
@@ -265,3 +277,23 @@ def test_each_notebook_ends_with_references_to_the_valkey_pages_it_stands_on(nam
     references = markdown_section(name, "## References")
     assert "https://valkey.io/" in references
     assert not re.search(r"\]\((?!https://)", references), "link to public pages only"
+
+
+def stored_images(name: str) -> list[dict]:
+    """Every stored output with a PNG: in the cells, and in the saved state of Output widgets."""
+    nb = load(name)
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in state.get("state", {}).values():
+        outputs += model.get("state", {}).get("outputs", [])
+    return [o for o in outputs if "image/png" in o.get("data", {})]
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_every_stored_figure_says_what_it_shows_in_its_text_and_its_alt(name):
+    for output in stored_images(name):
+        text = output["data"].get("text/plain", "")
+        text = "".join(text) if isinstance(text, list) else text
+        assert text and not text.startswith("<Figure"), f"{name}: a figure stored as {text!r}"
+        img = "".join(output["data"].get("text/html", ""))
+        assert re.search(r'<img [^>]*alt="[^"]{20,}"', img), f"{name}: a figure without alt text"

@@ -80,11 +80,17 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    names_a_path: bool = False
+    """The detail is a path of this machine: a notebook's stored copy should not show it."""
 
     def line(self) -> str:
         mark = "ok  " if self.ok else "FAIL"
         fix = f"\n      fix: {self.fix}" if self.fix else ""
         return f"[{mark}] {self.name}: {self.detail}{fix}"
+
+    def notebook_line(self) -> str:
+        """The line, with a passing check's path left out (the doctor prints it in full)."""
+        return f"[ok  ] {self.name}" if self.ok and self.names_a_path else self.line()
 
 
 def check_python() -> Check:
@@ -113,7 +119,7 @@ def check_compiler() -> Check:
     for name in filter(None, (os.environ.get("CC"), "cc", "gcc", "clang")):
         path = shutil.which(name)
         if path:
-            return Check("C compiler", True, path)
+            return Check("C compiler", True, path, names_a_path=True)
     return Check("C compiler", False, "none on PATH",
                  "install one: `apt-get install gcc` (Debian/Ubuntu), `xcode-select --install` "
                  "(macOS) or `conda install -c conda-forge c-compiler`")
@@ -121,7 +127,7 @@ def check_compiler() -> Check:
 
 def check_module() -> Check:
     try:
-        return Check("module built", True, str(build.module_path()))
+        return Check("module built", True, str(build.module_path()), names_a_path=True)
     except LabError as exc:
         return Check("module built", False, "not found", str(exc))
 
@@ -130,7 +136,7 @@ def check_binary() -> Check:
     if os.environ.get(server.URL_ENV):
         return Check("server binary", True, f"not needed: {server.URL_ENV} is set")
     try:
-        return Check("server binary", True, str(server.server_binary()))
+        return Check("server binary", True, str(server.server_binary()), names_a_path=True)
     except LabError as exc:
         # Naming TRAFIKEY_VALKEY_SERVER itself means the learner chose a binary: its own
         # message says what is wrong with it. Otherwise the platform may be the cause.

@@ -61,6 +61,101 @@ def _error(exc: BaseException) -> str:
     return exc.text if isinstance(exc, ReplyError) else f"{type(exc).__name__}: {exc}"
 
 
+# -- 00: predict what the sweep does with one expired lease ----------------------------------
+
+VERDICTS = ("exempt", "recovered", "dead")
+BOUNDARY_CASES = 12
+
+
+def _sweep_cases(seed: int) -> list[tuple[str, bytes | None, bytes, int | None, int]]:
+    """(what the case is, lease_epoch, run_id, stalled before, max_stalled): the boundaries of
+    both rules, then cases drawn afresh from `seed`, so that only a rule, not a table of
+    answers, gets them all right."""
+    import random
+
+    draw = random.Random(seed)
+    run_id = bytes(draw.choice(epoch.HEX_DIGITS) for _ in range(epoch.RUN_ID_LEN))
+    other = bytes(draw.choice(epoch.HEX_DIGITS) for _ in range(epoch.RUN_ID_LEN))
+    last = b"0" if run_id[-1:] != b"0" else b"1"
+    cases = [
+        ("the stamp is the sweeper's, no stalled field, max_stalled 1", run_id, run_id, None, 1),
+        ("the stamp is the sweeper's, no stalled field, max_stalled 2", run_id, run_id, None, 2),
+        ("the stamp is the sweeper's, stalled 1, max_stalled 2", run_id, run_id, 1, 2),
+        ("the stamp is the sweeper's, stalled 1, max_stalled 3", run_id, run_id, 1, 3),
+        ("the stamp is the sweeper's, stalled 4, max_stalled 3", run_id, run_id, 4, 3),
+        ("no lease_epoch field, max_stalled 1", None, run_id, None, 1),
+        ("an empty lease_epoch, max_stalled 1", b"", run_id, 2, 1),
+        ("another process's stamp, stalled 0, max_stalled 1", other, run_id, 0, 1),
+        ("the sweeper's run_id with its last byte changed", run_id[:-1] + last, run_id, None, 1),
+        ("the first 39 bytes of the sweeper's run_id", run_id[:-1], run_id, None, 1),
+        ("the sweeper's run_id with one byte more", run_id + b"0", run_id, None, 1),
+        ("the sweeper's run_id in upper case", run_id.upper(), run_id, None, 1),
+    ]
+    for n in range(12):
+        max_stalled = draw.randint(1, 6)
+        stalled = draw.choice([None, *range(0, 8)])
+        stamp = draw.choice([run_id, run_id, other, None])
+        cases.append((f"drawn case {n + 1}", stamp, run_id, stalled, max_stalled))
+    return cases
+
+
+def _module_verdict(stamp: bytes | None, run_id: bytes, stalled: int | None, max_stalled: int) -> str:
+    row = {b"state": b"active", b"attempts": b"1"}
+    if stamp is not None:
+        row[b"lease_epoch"] = stamp
+    if stalled is not None:
+        row[b"stalled"] = b"%d" % stalled
+    return decide_row(run_id, max_stalled, row)[0].kind
+
+
+def check_sweep_prediction(predict, seed: int | None = None) -> Feedback:
+    """Runs the learner's `predict(lease_epoch, run_id, stalled, max_stalled)` (lease_epoch
+    bytes or None when the row has none, run_id the sweeping process's bytes, stalled the row's
+    count before the sweep or None when absent) over the boundary cases and fresh random ones,
+    and compares each answer, "exempt", "recovered" or "dead", with the model's sweep."""
+    import secrets
+
+    exercise = "predict what the sweep does with one expired lease"
+    if not callable(predict):
+        return _feedback(exercise, [Finding(WRONG, f"{predict!r} is not a function: define "
+                                            "predict(lease_epoch, run_id, stalled, max_stalled)")])
+    cases = _sweep_cases(secrets.randbits(32) if seed is None else seed)
+    boundary, drawn = cases[:BOUNDARY_CASES], cases[BOUNDARY_CASES:]
+    wrong = _wrong_predictions(predict, boundary)
+    if wrong:
+        findings = [Finding(WRONG, text) for text in wrong[:4]]
+        if len(wrong) > 4:
+            findings.append(Finding(WRONG, f"and {len(wrong) - 4} more of the "
+                                           f"{BOUNDARY_CASES} boundary cases"))
+        findings.append(Finding(NOTE, f"{len(drawn)} cases drawn at random are checked once "
+                                      "the boundary cases are right"))
+        return _feedback(exercise, findings)
+    wrong = _wrong_predictions(predict, drawn)
+    if wrong:
+        return _feedback(exercise, [Finding(WRONG, text) for text in wrong[:4]])
+    return _feedback(exercise, [Finding(RIGHT, f"all {len(cases)} cases answered as the sweep "
+                                               "answers them: the budget's edge, the near-miss "
+                                               "stamps and cases drawn at random")])
+
+
+def _wrong_predictions(predict, cases) -> list[str]:
+    wrong = []
+    for what, stamp, run_id, stalled, max_stalled in cases:
+        expected = _module_verdict(stamp, run_id, stalled, max_stalled)
+        try:
+            answer = predict(stamp, run_id, stalled, max_stalled)
+        except Exception as exc:
+            wrong.append(f"{what}: your function raised {_error(exc)}; it must answer every "
+                         "row, an absent field included")
+            continue
+        if answer not in VERDICTS:
+            wrong.append(f"{what}: it answered {answer!r}; answer one of "
+                         f"{', '.join(map(repr, VERDICTS))}")
+        elif answer != expected:
+            wrong.append(f"{what}: you said {answer}, the sweep says {expected}")
+    return wrong
+
+
 # -- 01: write the shape check ---------------------------------------------------------------
 
 SHAPE_CASES: dict[str, bytes] = {
