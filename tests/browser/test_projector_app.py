@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 
 from trafikey_lab import epoch
 
+from .axe import violations
 from .conftest import ROOT, new_context
 from .lab import free_port
 from .notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
@@ -134,6 +135,14 @@ def test_make_app_shows_both_widgets_without_code_and_both_answer(make_app, app_
     shows_the_app(app_page)
     app_page.screenshot(path=SCREENSHOTS / "app-make-app.png",
                         full_page=True)
+
+
+def test_the_app_has_no_accessibility_violation_of_its_own(make_app, app_page):
+    """axe-core over the app's page: none in its outputs (its text and both widgets), and none
+    in Voila's page around them but the ones listed in axe.py."""
+    load_app(app_page, make_app)
+    shows_the_app(app_page)
+    assert violations(app_page, ".jp-OutputArea-output") == []
 
 
 def test_a_closed_app_page_leaves_neither_its_kernel_nor_its_server(make_app, app_page):

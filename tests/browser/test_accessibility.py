@@ -1,0 +1,31 @@
+"""axe-core over every notebook as JupyterLab shows it after a run: no violation in the course's
+own outputs (figures, tables, text, widgets), and none elsewhere but the ones JupyterLab's own
+markup is listed for in axe.py. (The projector app's are checked in test_projector_app.py.)"""
+
+import pytest
+
+from .axe import violations
+from .notebook import COURSE
+
+OUTPUTS = ".jp-OutputArea-output"
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_the_notebook_as_run_has_no_accessibility_violation_of_the_courses(notebooks, name):
+    run = notebooks.run(name)
+    assert run.page.locator(OUTPUTS).count() > 0
+    assert violations(run.page, OUTPUTS) == []
+
+
+def test_an_image_without_alt_in_an_output_is_found(notebooks):
+    """The check itself: an <img> with no alt put into a rendered output is a violation."""
+    run = notebooks.run("00_start_here")
+    run.page.evaluate("""() => {
+        const img = document.createElement('img');
+        img.src = 'data:,'; img.id = 'no-alt-probe';
+        document.querySelector('.jp-OutputArea-output').appendChild(img);
+    }""")
+    try:
+        assert [v for v in violations(run.page, OUTPUTS) if v.startswith("image-alt: #no-alt-probe")]
+    finally:
+        run.page.evaluate("() => document.getElementById('no-alt-probe').remove()")
