@@ -19,13 +19,22 @@ def test_the_shape_check_rejects_each_of_the_dive_s_five(name):
 
 
 @pytest.mark.parametrize("value,reason", [
-    (b"", "0 characters, not 40"),
-    (NOW[:39], "39 characters, not 40"),
-    (NOW.upper(), "character 2 is b'F', not one of 0-9 a-f"),
-    (NOW[:39] + b"g", "character 40 is b'g', not one of 0-9 a-f"),
-    (NOW + b"3", "41 characters, not 40"),
+    (b"", "0 bytes, not 40"),
+    (NOW[:39], "39 bytes, not 40"),
+    (NOW.upper(), "byte 2 is b'F', not one of 0-9 a-f"),
+    (NOW[:39] + b"g", "byte 40 is b'g', not one of 0-9 a-f"),
+    (NOW + b"3", "41 bytes, not 40"),
 ])
-def test_shape_problem_names_the_length_or_the_first_bad_character(value, reason):
+def test_shape_problem_names_the_length_or_the_first_bad_byte(value, reason):
+    assert shape_problem(value) == reason
+
+
+@pytest.mark.parametrize("value,reason", [
+    ("é".encode(), "2 bytes, not 40"),
+    ("🔑".encode() * 10, "byte 1 is b'\\xf0', not one of 0-9 a-f"),
+    (NOW[:38] + "٣".encode(), "byte 39 is b'\\xd9', not one of 0-9 a-f"),
+])
+def test_a_non_ascii_character_is_counted_and_placed_in_bytes_not_characters(value, reason):
     assert shape_problem(value) == reason
 
 

@@ -4,7 +4,7 @@ The values are the dive's test values, named the way its tests name them.
 """
 
 RUN_ID_LEN = 40
-"""CONFIG_RUN_ID_SIZE in Valkey's server.h: a run_id is 40 characters."""
+"""CONFIG_RUN_ID_SIZE in Valkey's server.h: a run_id is 40 bytes (ASCII hex digits)."""
 
 NOW = b"3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812"
 """The tests' current process."""
@@ -35,17 +35,22 @@ COUNTER_MAX = 2**53 - 1
 
 
 def shape_problem(value: bytes) -> str | None:
-    """Why `value` is not a run_id as Valkey prints it, or None when it is one."""
+    """Why `value` is not a run_id as Valkey prints it, or None when it is one.
+
+    A value is bytes, so the length and the position (counting from 1) are in bytes: a
+    non-ASCII character typed as UTF-8 is two to four of them.
+    """
     if len(value) != RUN_ID_LEN:
-        return f"{len(value)} characters, not {RUN_ID_LEN}"
+        return f"{len(value)} bytes, not {RUN_ID_LEN}"
     for position, byte in enumerate(value):
         if byte not in HEX_DIGITS:
-            return f"character {position + 1} is {bytes([byte])!r}, not one of 0-9 a-f"
+            return f"byte {position + 1} is {bytes([byte])!r}, not one of 0-9 a-f"
     return None
 
 
 def valid_run_id(value: bytes) -> bool:
-    """Exactly 40 lowercase hex characters: the form Valkey's getRandomHexChars produces."""
+    """Exactly 40 bytes, each an ASCII 0-9 or a-f: the form Valkey's getRandomHexChars
+    produces."""
     return shape_problem(value) is None
 
 

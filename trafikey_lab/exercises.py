@@ -1,7 +1,7 @@
 """The course's doing exercises: the learner writes a few lines, a checker says right or wrong and why.
 
-One checker per notebook, 01 to 04. Each takes the learner's attempt as it stands, finished or
-not, and never raises on it: whatever the attempt does (returns the wrong thing, raises, is left
+One checker per notebook, 00 to 05 (06's lives with its race, in why_natively.py). Each takes
+the learner's attempt as it stands, finished or not, and never raises on it: whatever the attempt does (returns the wrong thing, raises, is left
 blank) becomes a finding that says what happened and what to change. A checker that can run the
 attempt on the live server as well as on the model does so when it is given the live executor.
 """
@@ -162,42 +162,155 @@ SHAPE_CASES: dict[str, bytes] = {
     "NOW": epoch.NOW,
     **epoch.SHAPE_REJECTS,
     "forty 0s": epoch.ZERO,
+    # What a check built on int(value, 16) lets through.
     "NOW starting 0x": b"0x" + epoch.NOW[2:],
     "NOW with an underscore": epoch.NOW[:20] + b"_" + epoch.NOW[21:],
     "NOW ending in a space": epoch.NOW[:39] + b" ",
+    # The bytes just outside 0-9 and a-f, where a range test is off by one.
+    "NOW starting with a slash": b"/" + epoch.NOW[1:],
+    "NOW with a colon inside": epoch.NOW[:20] + b":" + epoch.NOW[21:],
+    "NOW ending in a backquote": epoch.NOW[:39] + b"`",
+    # What a regex ending in $ lets through: $ also matches just before a final newline.
+    "NOW with a newline appended": epoch.NOW + b"\n",
+    # What str.isdigit() on decoded text lets through: the digits of other scripts, counted
+    # in bytes or in characters, and a byte that only some decodings read as a digit.
+    "NOW ending in an Arabic-Indic 3 (40 bytes)": epoch.NOW[:38] + "٣".encode(),
+    "NOW ending in a superscript 3 (40 characters)": epoch.NOW[:39] + "³".encode(),
+    "NOW ending in byte 0xb2 (not UTF-8)": epoch.NOW[:39] + b"\xb2",
 }
-"""The dive's test values, then three more that a check built on int(value, 16) lets through."""
+"""The dive's test values, then values that the usual shortcuts get wrong."""
+
+MADE_UP = 3
+"""How many run_ids, and how many with one bad byte, the checker makes up on each run."""
+
+_NOT_HEX = bytes(b for b in range(256) if b not in epoch.HEX_DIGITS)
+_LIBRARY_CHECKS = {"valid_run_id", "shape_problem", "trafikey_valid_run_id"}
 
 
-def check_shape_check(candidate) -> Feedback:
-    """Runs the learner's `candidate(value: bytes) -> bool` over SHAPE_CASES and compares each
-    answer with the module's own C shape check, trafikey_valid_run_id."""
-    exercise = "the shape check, on the dive's test values and three more"
+def made_up_values(rng) -> dict[str, list[bytes]]:
+    """Fresh run_ids, and fresh run_ids with one byte that is not 0-9 a-f at a random place:
+    values no table written before the run can hold."""
+    def run_id() -> bytearray:
+        return bytearray(rng.choice(epoch.HEX_DIGITS) for _ in range(epoch.RUN_ID_LEN))
+
+    broken = []
+    for _ in range(MADE_UP):
+        value = run_id()
+        value[rng.randrange(epoch.RUN_ID_LEN)] = rng.choice(_NOT_HEX)
+        broken.append(bytes(value))
+    return {"fresh run_ids": [bytes(run_id()) for _ in range(MADE_UP)],
+            "fresh run_ids with one byte outside 0-9 a-f": broken}
+
+
+def _borrowed(candidate) -> str | None:
+    """The library's own shape check, when the candidate hands the question to it: by being
+    it, or by naming it in its code (a name the learner defined themselves does not count)."""
+    import types
+
+    library = (epoch.valid_run_id, epoch.shape_problem, native.valid_run_id)
+    if any(candidate is check for check in library):
+        return candidate.__name__
+    code = getattr(candidate, "__code__", None)
+    scope = dict(getattr(candidate, "__globals__", {}))
+    cells = getattr(candidate, "__closure__", None) or ()
+    for name, cell in zip(getattr(code, "co_freevars", ()), cells):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # a closure variable not yet assigned holds nothing to inspect
+            pass
+    codes, names = ([code] if code is not None else []), set()
+    while codes:
+        code = codes.pop()
+        names |= {*code.co_names, *code.co_freevars}
+        codes += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+    for name in sorted(names):
+        value = scope.get(name)
+        if any(value is check for check in library):
+            return value.__name__
+        if name in _LIBRARY_CHECKS and value is None:
+            return name
+    return None
+
+
+def _as_verdict(answer) -> bool | None:
+    """True or False, or the C's int 1 or 0; None for anything else."""
+    if isinstance(answer, bool):
+        return answer
+    if type(answer) is int and answer in (0, 1):
+        return bool(answer)
+    return None
+
+
+def _ask(candidate, value: bytes) -> tuple[bool | None, str]:
+    """The candidate's verdict on value, or None and what it did instead."""
+    try:
+        answer = candidate(value)
+    except Exception as exc:  # the learner's code may raise anything: say what it was
+        return None, f"raised {_error(exc)}"
+    verdict = _as_verdict(answer)
+    return verdict, "" if verdict is not None else f"returned {answer!r}"
+
+
+def check_shape_check(candidate, rng=None) -> Feedback:
+    """Runs the learner's `candidate(value: bytes) -> bool` (or 1/0, as the C returns) over
+    SHAPE_CASES and over values made up for this run (`rng`, a random.Random; a fresh one
+    when not given), and compares each answer with the module's own C shape check,
+    trafikey_valid_run_id."""
+    import random
+
+    exercise = ("the shape check, on the dive's test values, the shortcuts' traps and made-up "
+                "values")
     if not callable(candidate):
         return _feedback(exercise, [Finding(WRONG, f"{candidate!r} is not a function: define "
                                             "one that takes bytes and returns True or False")])
+    if (name := _borrowed(candidate)) is not None:
+        return _feedback(exercise, [Finding(WRONG, f"your check hands the question to the "
+                                            f"library's own {name}: write the test yourself, "
+                                            "from the C function above")])
     findings, agreed = [], []
     for name, value in SHAPE_CASES.items():
         expected = native.valid_run_id(value)
-        why = epoch.shape_problem(value) or "40 characters, each one of 0-9 a-f"
-        try:
-            answer = candidate(value)
-        except Exception as exc:
-            findings.append(Finding(WRONG, f"{name}: your check raised {_error(exc)}; it must "
-                                           f"answer True or False for any bytes ({why})"))
-            continue
-        if not isinstance(answer, bool):
-            findings.append(Finding(WRONG, f"{name}: your check returned {answer!r}, not True "
-                                           "or False; wrap the test in bool(...)"))
-        elif answer != expected:
-            findings.append(Finding(WRONG, f"{name}: your check says {answer}, the module says "
+        why = epoch.shape_problem(value) or "40 bytes, each one of 0-9 a-f"
+        verdict, instead = _ask(candidate, value)
+        if instead.startswith("raised"):
+            findings.append(Finding(WRONG, f"{name}: your check {instead}; it must answer True "
+                                           f"or False for any bytes ({why})"))
+        elif instead:
+            findings.append(Finding(WRONG, f"{name}: your check {instead}, not True or False "
+                                           "(1 or 0, as the C's int, will do too); wrap the "
+                                           "test in bool(...)"))
+        elif verdict != expected:
+            findings.append(Finding(WRONG, f"{name}: your check says {verdict}, the module says "
                                            f"{expected}: {why}"))
         else:
             agreed.append(name)
-    if agreed:
-        findings.insert(0, Finding(RIGHT, f"{len(agreed)} of {len(SHAPE_CASES)} values answered "
-                                          f"as the module answers: {', '.join(agreed)}"))
+    if len(agreed) == len(SHAPE_CASES):
+        findings.insert(0, Finding(RIGHT, f"all {len(SHAPE_CASES)} named values answered as the "
+                                          "module answers"))
+    elif agreed:
+        findings.insert(0, Finding(RIGHT, f"{len(agreed)} of {len(SHAPE_CASES)} named values "
+                                          f"answered as the module answers: {', '.join(agreed)}"))
+    findings.append(_made_up_finding(candidate, made_up_values(rng or random.Random())))
     return _feedback(exercise, findings)
+
+
+def _made_up_finding(candidate, made_up: dict[str, list[bytes]]) -> Finding:
+    """One finding for the made-up values, in words that do not depend on the values drawn."""
+    counts, instead, missed = [], "", 0
+    for kind, values in made_up.items():
+        right = 0
+        for value in values:
+            verdict, did = _ask(candidate, value)
+            right += int(verdict == native.valid_run_id(value))
+            instead = instead or did
+        missed += len(values) - right
+        counts.append(f"{right} of {len(values)} {kind}")
+    if not missed:
+        return Finding(RIGHT, f"all {sum(map(len, made_up.values()))} values made up for this "
+                              "run answered as the module answers")
+    return Finding(WRONG, "values made up for this run (new each time, so no table of known "
+                          f"values can answer them): {' and '.join(counts)} answered as the "
+                          "module answers" + (f"; on one, your check {instead}" if instead else ""))
 
 
 # -- 02: move a lease to the process that runs now --------------------------------------------

@@ -73,7 +73,7 @@ def shows_the_app(page) -> None:
 
     checker = RunIdCheckerView(page)
     checker.type(epoch.NOW.upper().decode())
-    checker.shows("shape check", "valid_run_id → false: character 2 is b'F', not one of 0-9 a-f")
+    checker.shows("shape check", "valid_run_id → false: byte 2 is b'F', not one of 0-9 a-f")
     lease = LeaseAcrossRestartView(page)
     lease.run_live.click()
     status = lease.wait_for_agreement()

@@ -71,7 +71,7 @@ def test_forty_characters_with_one_upper_case_letter_are_refused_and_the_letter_
     near_miss = text[:at] + text[at].upper() + text[at + 1:]
     checker.type(near_miss)
     checker.shows("length", "40 bytes")
-    checker.shows("shape check", f"valid_run_id → false: character {at + 1} is "
+    checker.shows("shape check", f"valid_run_id → false: byte {at + 1} is "
                                  f"b'{text[at].upper()}', not one of 0-9 a-f")
     assert checker.value.locator("mark").inner_text() == text[at].upper()
     checker.shows("the module's C checks", native_line(near_miss.encode()))
@@ -81,7 +81,7 @@ def test_a_very_long_paste_is_refused_by_its_length_and_shown_whole(checker):
     long = "f" * 10_000
     checker.paste(long)
     checker.shows("length", f"{len(long)} bytes")
-    checker.shows("shape check", f"valid_run_id → false: {len(long)} characters, not 40")
+    checker.shows("shape check", f"valid_run_id → false: {len(long)} bytes, not 40")
     assert checker.value.inner_text() == long
     checker.shows("the module's C checks", native_line(long.encode()))
 
@@ -90,6 +90,6 @@ def test_emoji_are_counted_in_bytes_and_refused_at_their_first_byte(checker):
     keys = "🔑" * 10  # ten characters, forty bytes: the length alone would pass
     checker.type(keys)
     checker.shows("length", "40 bytes (10 typed characters, UTF-8)")
-    checker.shows("shape check", "valid_run_id → false: character 1 is b'\\xf0', "
+    checker.shows("shape check", "valid_run_id → false: byte 1 is b'\\xf0', "
                                  "not one of 0-9 a-f")
     checker.shows("the module's C checks", native_line(keys.encode()))

@@ -1,8 +1,9 @@
 """RunIdChecker: the epoch's two checks on one value, as notebook 01 teaches them.
 
 The widget only wires its controls to the library: a value's two readings (the shape check at
-load, the exemption at the sweep) and the C module's answers come from
-`trafikey_lab.readings.read_value`; here they are laid out as labels.
+load, the exemption at the sweep, each with why) and the C module's answers come from
+`trafikey_lab.readings.read_value`; here they are laid out one row each. The short rows are
+Labels; the long ones are HTML, which wraps where a Label would cut the text off.
 """
 
 import html
@@ -25,7 +26,7 @@ def _shown(byte: int) -> str:
 
 def value_html(value: bytes | None) -> str:
     """The value in monospace, one byte at a time (non-ASCII as \\xNN), its first offending
-    character marked when the length is right and a character is not."""
+    byte marked when the length is right and a byte is not."""
     if value is None:
         return "<code>(no lease_epoch field)</code>"
     if not value:
@@ -42,8 +43,8 @@ def value_html(value: bytes | None) -> str:
 class RunIdChecker:
     """Pick one of the dive's test values, or type your own, and see both checks on it.
 
-    Controls: `choice` (Dropdown) and `typed` (Text). Results: `value`, `tests` (HTML) and the
-    Labels `length`, `shape`, `load`, `sweep`, `native`.
+    Controls: `choice` (Dropdown) and `typed` (Text). Results: the Labels `length` and
+    `shape`, and the HTML `value`, `load`, `sweep`, `native` and `tests` (text escaped).
     """
 
     def __init__(self, current: bytes = epoch.NOW):
@@ -59,9 +60,9 @@ class RunIdChecker:
         self.value = widgets.HTML()
         self.length = widgets.Label()
         self.shape = widgets.Label()
-        self.load = widgets.Label()
-        self.sweep = widgets.Label()
-        self.native = widgets.Label()
+        # flex: a long reading takes the row's remaining width and wraps inside it.
+        self.load, self.sweep, self.native = (
+            widgets.HTML(layout=widgets.Layout(flex="1 1 0%")) for _ in range(3))
         self.tests = widgets.HTML()
         self.reading: Reading | None = None
         self._syncing = False
@@ -119,8 +120,8 @@ class RunIdChecker:
         self.value.value = value_html(r.value)
         self.length.value = r.length
         self.shape.value = f"valid_run_id → {_flag(r.valid)}: {r.reason}"
-        self.load.value = r.load
-        self.sweep.value = f"exempt → {_flag(r.exempt)}: {r.sweep}"
+        self.load.value = html.escape(r.load, quote=False)
+        self.sweep.value = html.escape(f"exempt → {_flag(r.exempt)}: {r.sweep}", quote=False)
         self.native.value = (
             f"trafikey_valid_run_id → {_flag(r.native_valid)}, trafikey_exempt → "
             f"{_flag(r.native_exempt)}: "

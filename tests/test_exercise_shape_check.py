@@ -1,0 +1,255 @@
+"""Notebook 01's exercise, write the shape check: a catalogue of wrong answers the checker must
+reject, each with a message that points at what is wrong without printing a right answer, and
+of right variants it must accept, as a learner would write them in the exercise cell."""
+
+import random
+import textwrap
+
+import pytest
+
+from trafikey_lab import epoch, native
+from trafikey_lab.exercises import (
+    MADE_UP, RIGHT, SHAPE_CASES, check_shape_check, made_up_values,
+)
+
+
+def define(body: str):
+    """The learner's cell: `body` is the function's body, or a whole cell that defines
+    my_valid_run_id; it runs in a namespace of its own, as a notebook's globals."""
+    source = textwrap.dedent(body).strip()
+    if "my_valid_run_id" not in source:
+        source = "def my_valid_run_id(value):\n" + textwrap.indent(source, "    ")
+    scope: dict = {}
+    exec(compile(source, "<exercise cell>", "exec"), scope)
+    return scope["my_valid_run_id"]
+
+
+def text(feedback) -> str:
+    return "\n".join(f.text for f in feedback.findings)
+
+
+WRONG_ANSWERS = {
+    "length only": ("return len(value) == 40",
+                    "NOW in upper case: your check says True, the module says False: byte 2"),
+    "int base 16": ("""
+        try:
+            int(value, 16)
+        except ValueError:
+            return False
+        return len(value) == 40
+        """, "NOW starting 0x: your check says True"),
+    "a lookup of the test values, unknown ones refused": ("""
+        KNOWN = {b"3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812": True,
+                 b"0000000000000000000000000000000000000000": True}
+        def my_valid_run_id(value):
+            return KNOWN.get(value, False)
+        """, "0 of 3 fresh run_ids"),
+    "a lookup of every named value, the rest judged by length": ("""
+        from trafikey_lab import native
+        from trafikey_lab.exercises import SHAPE_CASES
+        KNOWN = {value: native.valid_run_id(value) for value in SHAPE_CASES.values()}
+        def my_valid_run_id(value):
+            return KNOWN.get(value, len(value) == 40)
+        """, "0 of 3 fresh run_ids with one byte outside 0-9 a-f"),
+    "a regex ending in $": ("""
+        import re
+        def my_valid_run_id(value):
+            return re.match(rb"[0-9a-f]{40}$", value) is not None
+        """, "NOW with a newline appended: your check says True"),
+    "a regex searched between ^ and $": ("""
+        import re
+        def my_valid_run_id(value):
+            return bool(re.search(rb"^[0-9a-f]{40}$", value))
+        """, "NOW with a newline appended: your check says True"),
+    "str.isdigit on the decoded text, length in bytes": (
+        'return len(value) == 40 and all(c.isdigit() or c in "abcdef" for c in value.decode())',
+        "NOW ending in an Arabic-Indic 3 (40 bytes): your check says True"),
+    "str.isdigit on the decoded text, length in characters": ("""
+        text = value.decode(errors="replace")
+        return len(text) == 40 and all(c.isdigit() or c in "abcdef" for c in text)
+        """, "NOW ending in a superscript 3 (40 characters): your check says True"),
+    "str.isdigit on text decoded as Latin-1": ("""
+        text = value.decode("latin-1")
+        return len(text) == 40 and all(c.isdigit() or c in "abcdef" for c in text)
+        """, "NOW ending in byte 0xb2 (not UTF-8): your check says True"),
+    "str.isdecimal on the decoded text": (
+        'return len(value) == 40 and all(c.isdecimal() or c in "abcdef" for c in value.decode())',
+        "NOW ending in byte 0xb2 (not UTF-8): your check raised UnicodeDecodeError"),
+    "a range check one below 0": ("return len(value) == 40 and all(47 <= b <= 57 or "
+                                  "97 <= b <= 102 for b in value)",
+                                  "NOW starting with a slash: your check says True"),
+    "a range check one above 9": ("return len(value) == 40 and all(48 <= b <= 58 or "
+                                  "97 <= b <= 102 for b in value)",
+                                  "NOW with a colon inside: your check says True"),
+    "a range check one below a": ("return len(value) == 40 and all(48 <= b <= 57 or "
+                                  "96 <= b <= 102 for b in value)",
+                                  "NOW ending in a backquote: your check says True"),
+    "one range from 0 to f": ("return len(value) == 40 and all(48 <= b <= 102 for b in value)",
+                              "NOW in upper case: your check says True"),
+    "string.hexdigits": ("""
+        import string
+        def my_valid_run_id(value):
+            return len(value) == 40 and set(value) <= set(string.hexdigits.encode())
+        """, "NOW in upper case: your check says True"),
+    "bytes.fromhex": ("""
+        try:
+            bytes.fromhex(value.decode())
+        except ValueError:
+            return False
+        return len(value) == 40
+        """, "NOW in upper case: your check says True"),
+    "isalnum": ("return len(value) == 40 and value.isalnum()",
+                "NOW ending in g: your check says True"),
+    "lower-cased before the test": ("""
+        value = value.lower()
+        return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
+        """, "NOW in upper case: your check says True"),
+    "stripped before the test": ("""
+        value = value.strip()
+        return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
+        """, "NOW with a newline appended: your check says True"),
+    "the last byte left out": ('return len(value) == 40 and all(b in b"0123456789abcdef" '
+                               'for b in value[:39])',
+                               "NOW ending in g: your check says True"),
+    "the first byte left out": ('return len(value) == 40 and all(b in b"0123456789abcdef" '
+                                'for b in value[1:])',
+                                "NOW starting with a slash: your check says True"),
+    "equal to NOW": ("return value == b'3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812'",
+                     "forty 0s: your check says False, the module says True"),
+    "always true": ("return True", "NOW in upper case: your check says True"),
+    "always false": ("return False", "NOW: your check says False, the module says True"),
+    "the library's own check": ("""
+        from trafikey_lab import epoch
+        def my_valid_run_id(value):
+            return epoch.valid_run_id(value)
+        """, "hands the question to the library's own valid_run_id"),
+    "the C check, under another name": ("""
+        from trafikey_lab.native import valid_run_id as check
+        def my_valid_run_id(value):
+            return check(value)
+        """, "hands the question to the library's own valid_run_id"),
+    "the library's check itself": ("from trafikey_lab.epoch import valid_run_id as "
+                                   "my_valid_run_id",
+                                   "hands the question to the library's own valid_run_id"),
+    "a match object, not a verdict": ("""
+        import re
+        def my_valid_run_id(value):
+            return re.fullmatch(rb"[0-9a-f]{40}", value)
+        """, "NOW: your check returned <re.Match"),
+    "None for a bad value": ("""
+        if len(value) == 40 and all(b in b"0123456789abcdef" for b in value):
+            return True
+        """, "b\"\": your check returned None, not True or False"),
+    "a word, not a verdict": ('return "yes" if len(value) == 40 else "no"',
+                              "NOW: your check returned 'yes', not True or False"),
+    "an int other than 1 or 0": ("return 2 if len(value) == 40 else 0",
+                                 "NOW: your check returned 2, not True or False"),
+    "an index past the end": ('return value[39] in b"0123456789abcdef" and len(value) == 40',
+                              "b\"\": your check raised IndexError"),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("name", WRONG_ANSWERS)
+def test_each_wrong_answer_is_rejected_with_a_message_that_names_what_it_got_wrong(name, seed):
+    source, message = WRONG_ANSWERS[name]
+    feedback = check_shape_check(define(source), rng=random.Random(seed))
+    assert not feedback.right and repr(feedback).startswith("NOT YET: ")
+    assert message in text(feedback)
+
+
+@pytest.mark.parametrize("name", WRONG_ANSWERS)
+def test_no_message_to_a_wrong_answer_prints_a_right_answer(name):
+    feedback = check_shape_check(define(WRONG_ANSWERS[name][0]))
+    for code in ("fullmatch(", "all(", "set(", "translate(", r"\Z", "0123456789abcdef",
+                 "[0-9a-f]"):
+        assert code not in text(feedback).replace("<re.Match object; span=(0, 40), match=b'", "")
+
+
+RIGHT_ANSWERS = {
+    "all() over the bytes": 'return len(value) == 40 and all(b in b"0123456789abcdef" '
+                            'for b in value)',
+    "a set of bytes": 'return len(value) == 40 and set(value) <= set(b"0123456789abcdef")',
+    "re.fullmatch": """
+        import re
+        def my_valid_run_id(value):
+            return re.fullmatch(rb"[0-9a-f]{40}", value) is not None
+        """,
+    r"a regex ending in \Z": """
+        import re
+        def my_valid_run_id(value):
+            return bool(re.match(rb"[0-9a-f]{40}\\Z", value))
+        """,
+    "bytes.translate": 'return len(value) == 40 and not value.translate(None, '
+                       'b"0123456789abcdef")',
+    "ranges of byte values": "return len(value) == 40 and all(48 <= b <= 57 or 97 <= b <= 102 "
+                             "for b in value)",
+    "the C's loop, returning 1 or 0": """
+        if len(value) != 40:
+            return 0
+        for c in value:
+            if not (ord("0") <= c <= ord("9") or ord("a") <= c <= ord("f")):
+                return 0
+        return 1
+        """,
+    "int() of a test": 'return int(len(value) == 40 and all(b in b"0123456789abcdef" '
+                       'for b in value))',
+    "the library's HEX_DIGITS": """
+        from trafikey_lab import epoch
+        def my_valid_run_id(value):
+            return len(value) == 40 and all(b in epoch.HEX_DIGITS for b in value)
+        """,
+    "a helper of the learner's own named valid_run_id": """
+        def valid_run_id(value):
+            return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
+        def my_valid_run_id(value):
+            return valid_run_id(value)
+        """,
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("name", RIGHT_ANSWERS)
+def test_each_right_variant_is_accepted_on_every_value_named_and_made_up(name, seed):
+    feedback = check_shape_check(define(RIGHT_ANSWERS[name]), rng=random.Random(seed))
+    assert feedback.right and [f.kind for f in feedback.findings] == [RIGHT, RIGHT], feedback
+    assert repr(feedback).startswith("RIGHT: ")
+
+
+def test_the_named_values_catch_each_shortcut_on_a_value_the_c_refuses():
+    for name in ("NOW with a newline appended", "NOW ending in an Arabic-Indic 3 (40 bytes)",
+                 "NOW ending in a superscript 3 (40 characters)",
+                 "NOW ending in byte 0xb2 (not UTF-8)", "NOW starting with a slash",
+                 "NOW with a colon inside", "NOW ending in a backquote"):
+        assert not native.valid_run_id(SHAPE_CASES[name]), name
+    assert len(SHAPE_CASES["NOW ending in an Arabic-Indic 3 (40 bytes)"]) == 40
+    assert len(SHAPE_CASES["NOW ending in a superscript 3 (40 characters)"].decode()) == 40
+    assert "²".isdigit() and SHAPE_CASES["NOW ending in byte 0xb2 (not UTF-8)"][-1:].decode(
+        "latin-1") == "²"
+
+
+def test_made_up_values_are_new_each_run_and_what_the_c_says_they_are():
+    first, second = made_up_values(random.Random()), made_up_values(random.Random())
+    assert first != second
+    runs, broken = first.values()
+    assert len(runs) == len(broken) == MADE_UP
+    assert all(native.valid_run_id(value) for value in runs)
+    assert not any(native.valid_run_id(value) for value in broken)
+    assert all(len(value) == epoch.RUN_ID_LEN for value in runs + broken)
+
+
+def test_the_feedback_does_not_depend_on_the_values_made_up_so_a_stored_attempt_stays_the_same():
+    def length_only(value):
+        return len(value) == 40
+
+    assert len({repr(check_shape_check(length_only, rng=random.Random(seed)))
+                for seed in range(5)}) == 1
+
+
+def test_an_attempt_that_raises_or_loops_over_text_never_makes_the_checker_raise():
+    def raising(value):
+        raise RuntimeError("unfinished")
+
+    feedback = check_shape_check(raising)
+    assert not feedback.right and "your check raised RuntimeError: unfinished" in text(feedback)
+    assert "on one, your check raised RuntimeError" in text(feedback)
