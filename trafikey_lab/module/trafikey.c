@@ -51,7 +51,7 @@
 /* Pure functions                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* A run_id as Valkey prints it: exactly 40 characters of 0-9a-f. */
+/* A run_id as Valkey prints it: exactly 40 bytes, each one of 0-9a-f. */
 int trafikey_valid_run_id(const char *id, size_t len)
 {
     if (id == NULL || len != RUN_ID_LEN) return 0;
@@ -268,8 +268,12 @@ static char cached_run_id[RUN_ID_LEN];
 static int run_id_cached;
 
 /* Reads INFO server run_id through the server-info calls (not by sending
- * INFO) and caches it; a second load keeps the first value, since one
- * process has one run_id. Returns NULL, or why the epoch was not loaded. */
+ * INFO) and caches it for the life of the loaded module. The run_id_cached
+ * test below cannot fail in this module: OnLoad refuses a second load of a
+ * module named trafikey before it reads anything, and MODULE UNLOAD unmaps
+ * the library, so a later load starts from fresh statics. It is the dive's
+ * OnceLock, kept so that the cache is set once whatever calls this.
+ * Returns NULL, or why the epoch was not loaded. */
 static const char *load_epoch(ValkeyModuleCtx *ctx)
 {
     const char *reason = NULL;
