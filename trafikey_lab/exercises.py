@@ -63,8 +63,11 @@ def _error(exc: BaseException) -> str:
 
 # -- 00: predict what the sweep does with one expired lease ----------------------------------
 
-VERDICTS = ("exempt", "recovered", "dead")
+_PREDICTED_READINGS = ("exempt", "counted")
+_PREDICTED_OUTCOMES = ("recovered", "dead")
 BOUNDARY_CASES = 12
+_SWEEP_LIBRARY_NAMES = {"exempt", "decide_member", "decide", "decide_row", "count_stall",
+                        "trafikey_exempt", "trafikey_decide_member", "plan_sweep", "sweep"}
 
 
 def _sweep_cases(seed: int) -> list[tuple[str, bytes | None, bytes, int | None, int]]:
@@ -99,26 +102,39 @@ def _sweep_cases(seed: int) -> list[tuple[str, bytes | None, bytes, int | None, 
     return cases
 
 
-def _module_verdict(stamp: bytes | None, run_id: bytes, stalled: int | None, max_stalled: int) -> str:
+def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
+                   max_stalled: int) -> tuple[str, str]:
+    """What the model's sweep does with such a row: (the stamp's reading, the job's outcome)."""
     row = {b"state": b"active", b"attempts": b"1"}
     if stamp is not None:
         row[b"lease_epoch"] = stamp
     if stalled is not None:
         row[b"stalled"] = b"%d" % stalled
-    return decide_row(run_id, max_stalled, row)[0].kind
+    kind = decide_row(run_id, max_stalled, row)[0].kind
+    return ("exempt" if kind == "exempt" else "counted", "dead" if kind == "dead" else "recovered")
 
 
 def check_sweep_prediction(predict, seed: int | None = None) -> Feedback:
     """Runs the learner's `predict(lease_epoch, run_id, stalled, max_stalled)` (lease_epoch
     bytes or None when the row has none, run_id the sweeping process's bytes, stalled the row's
-    count before the sweep or None when absent) over the boundary cases and fresh random ones,
-    and compares each answer, "exempt", "recovered" or "dead", with the model's sweep."""
+    count before the sweep or None when absent) over the boundary cases and fresh random ones.
+    Each answer is a pair: the stamp's reading ("exempt" or "counted") and the job's outcome
+    ("recovered": back to pending, or "dead"), compared with the model's sweep. The feedback names the cases
+    answered wrongly, never the answer they should have had."""
     import secrets
 
     exercise = "predict what the sweep does with one expired lease"
     if not callable(predict):
         return _feedback(exercise, [Finding(WRONG, f"{predict!r} is not a function: define "
                                             "predict(lease_epoch, run_id, stalled, max_stalled)")])
+    from . import sweep
+
+    library = (epoch.exempt, native.exempt, native.decide_member, sweep.decide_member,
+               sweep.decide, sweep.count_stall, decide_row)
+    if (name := _borrowed(predict, library, _SWEEP_LIBRARY_NAMES)) is not None:
+        return _feedback(exercise, [Finding(WRONG, f"your function hands the question to the "
+                                                   f"library's own {name}: compare the stamp and "
+                                                   "count the stall yourself")])
     cases = _sweep_cases(secrets.randbits(32) if seed is None else seed)
     boundary, drawn = cases[:BOUNDARY_CASES], cases[BOUNDARY_CASES:]
     wrong = _wrong_predictions(predict, boundary)
@@ -141,18 +157,22 @@ def check_sweep_prediction(predict, seed: int | None = None) -> Feedback:
 def _wrong_predictions(predict, cases) -> list[str]:
     wrong = []
     for what, stamp, run_id, stalled, max_stalled in cases:
-        expected = _module_verdict(stamp, run_id, stalled, max_stalled)
+        reading, outcome = _module_answer(stamp, run_id, stalled, max_stalled)
         try:
             answer = predict(stamp, run_id, stalled, max_stalled)
         except Exception as exc:
             wrong.append(f"{what}: your function raised {_error(exc)}; it must answer every "
                          "row, an absent field included")
             continue
-        if answer not in VERDICTS:
-            wrong.append(f"{what}: it answered {answer!r}; answer one of "
-                         f"{', '.join(map(repr, VERDICTS))}")
-        elif answer != expected:
-            wrong.append(f"{what}: you said {answer}, the sweep says {expected}")
+        if (not isinstance(answer, (tuple, list)) or len(answer) != 2
+                or answer[0] not in _PREDICTED_READINGS or answer[1] not in _PREDICTED_OUTCOMES):
+            wrong.append(f"{what}: it answered {answer!r}; answer a pair such as "
+                         "(\"exempt\", \"recovered\"): the reading, then the outcome")
+        elif answer[0] != reading:
+            wrong.append(f"{what}: this lease is not {answer[0]}: look again at the stamp comparison")
+        elif answer[1] != outcome:
+            wrong.append(f"{what}: the job does not end {answer[1]}: look again at the count "
+                         "and the budget")
     return wrong
 
 
@@ -202,12 +222,13 @@ def made_up_values(rng) -> dict[str, list[bytes]]:
             "fresh run_ids with one byte outside 0-9 a-f": broken}
 
 
-def _borrowed(candidate) -> str | None:
-    """The library's own shape check, when the candidate hands the question to it: by being
-    it, or by naming it in its code (a name the learner defined themselves does not count)."""
+def _borrowed(candidate, library=None, library_names=_LIBRARY_CHECKS) -> str | None:
+    """The library's own answer, when the candidate hands the question to it: by being it, or
+    by naming it in its code (a name the learner defined themselves does not count). The
+    shape check's functions unless `library` and `library_names` name others."""
     import types
 
-    library = (epoch.valid_run_id, epoch.shape_problem, native.valid_run_id)
+    library = library or (epoch.valid_run_id, epoch.shape_problem, native.valid_run_id)
     if any(candidate is check for check in library):
         return candidate.__name__
     code = getattr(candidate, "__code__", None)
@@ -227,7 +248,7 @@ def _borrowed(candidate) -> str | None:
         value = scope.get(name)
         if any(value is check for check in library):
             return value.__name__
-        if name in _LIBRARY_CHECKS and value is None:
+        if name in library_names and value is None:
             return name
     return None
 
@@ -315,92 +336,331 @@ def _made_up_finding(candidate, made_up: dict[str, list[bytes]]) -> Finding:
 
 # -- 02: move a lease to the process that runs now --------------------------------------------
 
-EXERCISE_JOB = "job-1"
+MOVE_LEASE_MS = 60_000
+"""The lease of the worker's live claims: long enough to outlast the check."""
 RESTART_MS = 2_000
 """How long the model's restart takes, so that an extension after it moves the deadline."""
+LAPSE_MAX_STALLED = 100
+"""The budget of the sweeps that send a lapsed claim back to pending: no job dies of them."""
+SPARE_JOB = b"job-4"
+"""A pending job this worker never claimed: a claim made by the learner's move takes it."""
+
+
+@dataclass(frozen=True)
+class HeldJob:
+    """A job in a worker's history: the attempt the worker's claim gave it, and whether the
+    job was claimed again by another worker since (so that the worker's claim is stale)."""
+
+    id: bytes
+    attempt: int
+    stale: bool = False
+
+
+MOVE_HISTORIES = (
+    (HeldJob(b"job-1", 1), HeldJob(b"job-2", 1, stale=True), HeldJob(b"job-3", 2)),
+    (HeldJob(b"job-1", 2, stale=True), HeldJob(b"job-2", 1), HeldJob(b"job-3", 3)),
+)
+"""Two histories with other attempts and another stale claim, so that a move that names the
+first history's numbers, rather than reading its claims, fails the second."""
+
+_READS = frozenset({"HGET", "HGETALL", "HMGET", "HEXISTS", "HLEN", "ZSCORE", "ZRANGE", "ZCARD",
+                    "ZRANK", "TYPE", "EXISTS", "TIME", "INFO", "PING"})
+"""Plain commands that write nothing. Any other plain command a move sends writes by hand."""
+
+
+class _Watched(Executor):
+    """The executor as the learner's move sees it: every command and script goes through and
+    is recorded. A lease written by hand (HSET lease_epoch, ZADD a deadline) leaves the very
+    bytes an extension leaves, so only the commands tell the two apart."""
+
+    def __init__(self, executor: Executor):
+        self._inner = executor
+        self.name = executor.name
+        self.commands: list[tuple[str, tuple[bytes, ...]]] = []
+
+    def call(self, *args):
+        parts = tuple(_as_bytes(arg) for arg in args)
+        name = parts[0].decode(errors="replace").upper() if parts else ""
+        self.commands.append((name, parts[1:]))
+        return self._inner.call(*args)
+
+    def run_script(self, name, keys, args):
+        self.commands.append((f"script {name}", tuple(_as_bytes(a) for a in (*keys, *args))))
+        return self._inner.run_script(name, keys, args)
+
+    def restart(self) -> str:
+        raise RuntimeError("the checker has restarted the server already: move the leases in "
+                           "the process that runs now")
+
+    @property
+    def run_id(self) -> str:
+        return self._inner.run_id
+
+    def now_ms(self) -> int:
+        return self._inner.now_ms()
+
+    def wait_until(self, ms: int) -> None:
+        self._inner.wait_until(ms)
+
+    def dataset(self) -> dict:
+        return self._inner.dataset()
+
+    def written_by_hand(self) -> list[str]:
+        return sorted({name for name, _ in self.commands
+                       if not name.startswith(("EMQ.", "script ")) and name not in _READS})
+
+    def attempts_named(self, queue: Queue, job: bytes) -> list[bytes]:
+        """The attempts this move's extensions of `job` on the queue's keys named."""
+        named = []
+        for name, args in self.commands:
+            if name == "EMQ.EXTEND" and len(args) == 5 and args[0] == queue.active:
+                triples = [(args[2], args[1], args[3])]
+            elif name == "EMQ.EXTENDS" and len(args) >= 5 and args[0] == queue.active:
+                triples = list(zip(args[2::3], args[3::3], args[4::3]))
+            else:
+                continue
+            named += [attempt for id_, row, attempt in triples
+                      if id_ == job and row == queue.row(job)]
+        return named
+
+
+def _as_bytes(value) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode()
 
 
 @dataclass(frozen=True)
 class _Lease:
+    """A job as the move may find and leave it: its lease (the stamp, the deadline in active)
+    and the rest (its other fields, its place in pending or dead), which a move must keep."""
+
     stamp: bytes | None
     deadline: int | None
-    attempts: bytes | None
-    state: bytes | None
+    rest: tuple
 
 
-def _lease(executor: Executor, queue: Queue) -> _Lease:
-    row = executor.row(queue, EXERCISE_JOB)
-    return _Lease(row.get(b"lease_epoch"), executor.deadline(queue, EXERCISE_JOB),
-                  row.get(b"attempts"), row.get(b"state"))
+def _leases(executor: Executor, queue: Queue, jobs) -> dict[bytes, _Lease]:
+    data = executor.dataset()
+
+    def scores(key: bytes) -> dict[bytes, int]:
+        kind, members = data.get(key, ("zset", []))
+        return {member: int(score) for member, score in members} if kind == "zset" else {}
+
+    active, pending, dead = scores(queue.active), scores(queue.pending), scores(queue.dead)
+    leases = {}
+    for job in jobs:
+        kind, row = data.get(queue.row(job), ("none", {}))
+        row = row if kind == "hash" else {}
+        rest = tuple(sorted((f, v) for f, v in row.items() if f != b"lease_epoch"))
+        leases[job] = _Lease(row.get(b"lease_epoch"), active.get(job),
+                             (kind, rest, pending.get(job), dead.get(job)))
+    return leases
 
 
-def _move_findings(executor: Executor, reply, before: _Lease, after: _Lease) -> list[Finding]:
-    where = _on(executor.name)
+def _lapse(executor: Executor, queue: Queue) -> tuple[bytes, int]:
+    """A claim of the head of pending whose lease runs out and is swept back to pending."""
+    job, attempt, deadline = executor.claim(queue, 1)
+    executor.wait_until(deadline)
+    executor.sweep(queue, LAPSE_MAX_STALLED)
+    return job, attempt
+
+
+def _hold(executor: Executor, queue: Queue, history) -> list[tuple[bytes, int]]:
+    """Plays a worker's history on the emptied queue, then restarts the server. Returns the
+    worker's claims, (id, attempt) as EMQ.CLAIM replied them, the stale one included."""
+    executor.clear(queue)
+    claims = []
+    for job in history:
+        executor.add(queue, job.id, b"resize " + job.id)
+        for _ in range(job.attempt - 1):
+            _lapse(executor, queue)
+        if job.stale:
+            claims.append(_lapse(executor, queue))
+            executor.claim(queue, MOVE_LEASE_MS)  # another worker's claim: attempt + 1
+        else:
+            claims.append(tuple(executor.claim(queue, MOVE_LEASE_MS)[:2]))
+    executor.add(queue, SPARE_JOB, b"resize " + SPARE_JOB)
+    executor.restart()
+    if isinstance(executor, ModelExecutor):
+        # A restart takes a moment; the model's clock moves only when told.
+        executor.advance(RESTART_MS)
+    return claims
+
+
+def _held_finding(job: HeldJob, before: _Lease, after: _Lease, current: bytes,
+                  named: list[bytes]) -> Finding | None:
+    """None when the worker's live lease on `job` moved as it should: a new deadline and the
+    stamp of the process that runs now, the rest of the job as it was."""
+    name = plain(job.id)
+    if after == before:
+        wrong = [plain(a) for a in named if a != b"%d" % job.attempt]
+        hint = (f"your extension of it named attempt {', '.join(wrong)}, which is not the "
+                "attempt of this worker's claim, so the verb found no live lease to extend"
+                if wrong else "nothing your function sent extended it")
+        return Finding(WRONG, f"{name}: not moved: its deadline and its stamp are as the "
+                              f"restart left them; {hint}")
+    if after.rest != before.rest or after.deadline is None:
+        return Finding(WRONG, f"{name}: no longer the same lease: moving a lease extends the "
+                              "claim the worker holds; it does not end it or claim the job "
+                              "again")
+    if epoch.exempt(after.stamp, current):
+        return Finding(WRONG, f"{name}: its deadline moved, but its stamp still names the "
+                              "process before the restart: what extended it wrote no "
+                              "lease_epoch, so a sweep would still exempt it")
+    if after.deadline == before.deadline:
+        return Finding(WRONG, f"{name}: its stamp changed but its deadline did not: no lease "
+                              "was extended")
+    return None
+
+
+def _stale_finding(job: HeldJob, before: _Lease, after: _Lease) -> Finding | None:
+    """None when the lease the worker lost to a newer claim was left as it was."""
+    if after == before:
+        return None
+    return Finding(WRONG, f"{plain(job.id)}: this worker no longer holds it, but your function "
+                          f"changed its lease: the worker's claim was attempt {job.attempt}, "
+                          "and since then the lease ran out, the sweep sent the job back and "
+                          "another worker claimed it again. A worker extends only with the "
+                          "attempt of its own claim; any other number is someone else's lease")
+
+
+def _returned(reply) -> list[bytes] | None:
+    if not isinstance(reply, (list, tuple)) or not all(isinstance(r, (bytes, str)) for r in reply):
+        return None
+    return [_as_bytes(r) for r in reply]
+
+
+def _move_round(move, executor: Executor, queue: Queue, history, claims, where: str):
+    """The learner's move on one played history: its findings, and whether it sent nothing."""
+    jobs = [job.id for job in history] + [SPARE_JOB]
+    before = _leases(executor, queue, jobs)
+    watched = _Watched(executor)
+    try:
+        reply = move(watched, queue, list(claims))
+    except ReplyError as refusal:
+        return [Finding(WRONG, f"{where}: refused with {refusal.text}; a refusal writes "
+                               "nothing, so no lease moved")], False
+    except Exception as exc:
+        return [Finding(WRONG, f"{where}: your function raised {_error(exc)}")], False
+    if not watched.commands:
+        return [Finding(WRONG, f"{where}: your function sent nothing to the server, so every "
+                               "lease still carries the stamp of the process before the "
+                               "restart")], True
+    by_hand = watched.written_by_hand()
+    if by_hand:
+        return [Finding(WRONG, f"{where}: your function wrote with {', '.join(by_hand)} "
+                               "itself. Bytes written by hand can look like a moved lease, "
+                               "but they grant nothing: nothing checked that the worker's "
+                               "claim is still live, so a stale worker could take over a "
+                               "lease it lost. Let a call that checks the claim do the "
+                               "writing")], False
+    after = _leases(executor, queue, jobs)
     current = executor.run_id.encode()
-    moved = after.deadline != before.deadline
-    if after.state != b"active" or after.attempts != before.attempts or after.deadline is None:
-        return [Finding(WRONG, f"{where}: job-1 is no longer the same lease (state "
-                               f"{plain(after.state)}, attempts {plain(after.attempts)}); "
-                               "extend the worker's lease, do not end it or claim again")]
-    if after.stamp == current and moved:
-        return [Finding(RIGHT, f"{where}: the reply was {reply!r}, the deadline moved and the "
-                               "stamp now names the process that runs the server: a sweep "
-                               "after this would count the lease")]
-    if after.stamp == current:
-        return [Finding(WRONG, f"{where}: the stamp names this process but the deadline did not "
-                               "move, so no lease was granted or extended: only a grant or an "
-                               "extension should write lease_epoch")]
-    if moved:
-        return [Finding(WRONG, f"{where}: the deadline moved but the stamp still names the "
-                               "process before the restart: a script (extend2) extends without "
-                               "writing lease_epoch; use a native verb")]
-    if reply == 0 or reply == []:
-        return [Finding(WRONG, f"{where}: the reply was {reply!r}: the lease is not live for the "
-                               f"attempt you named; the row says attempts "
-                               f"{plain(after.attempts)} (claims count from 1)")]
-    return [Finding(WRONG, f"{where}: nothing changed: the stamp still names the process before "
-                           "the restart; call one of the verbs that write it")]
+    findings = []
+    for job in history:
+        if job.stale:
+            finding = _stale_finding(job, before[job.id], after[job.id])
+        else:
+            finding = _held_finding(job, before[job.id], after[job.id], current,
+                                    watched.attempts_named(queue, job.id))
+        if finding is not None:
+            findings.append(Finding(finding.kind, f"{where}: {finding.text}"))
+    if after[SPARE_JOB] != before[SPARE_JOB]:
+        findings.append(Finding(WRONG, f"{where}: {plain(SPARE_JOB)}, a job this worker never "
+                                       "claimed, was changed: a claim grants a new lease on a "
+                                       "pending job; moving a lease extends one the worker "
+                                       "already holds"))
+    if findings:
+        return findings, False
+    moved = [job.id for job in history if not job.stale]
+    lost = [plain(job.id) for job in history if job.stale]
+    if _returned(reply) != moved:
+        return [Finding(WRONG, f"{where}: the leases moved, but your function returned "
+                               f"{reply!r}: return the ids of the leases it moved, in the "
+                               "order of claims, so that the worker knows which jobs it "
+                               "still holds")], False
+    return [Finding(RIGHT, f"{where}: {' and '.join(plain(m) for m in moved)} moved to the "
+                           "process that runs now (a new deadline and that process's stamp), "
+                           f"{' and '.join(lost)} left to the worker that claimed it again, "
+                           "and the ids you returned say so")], False
 
 
 def check_lease_move(move, executors: tuple[Executor, ...] | None = None,
                      queue: Queue = EXERCISE_QUEUE) -> Feedback:
-    """On each executor (a fresh model when none is given): job-1 is claimed with a one-minute
-    lease and the server restarts; then `move(executor, queue)` runs. Right when afterwards
-    the same lease (state active, attempts 1) has a later deadline and a stamp naming the
-    process that runs now."""
-    exercise = "move job-1's lease to the process that runs after the restart"
+    """The learner's `move(executor, queue, claims)`: on each executor (a fresh model when none
+    is given) and for each of MOVE_HISTORIES, a worker holds claims, one of them lost to a
+    newer claim, and the server restarts; `claims` are the worker's (id, attempt) pairs.
+    Right when every lease the worker still holds has a new deadline and the new process's
+    stamp, written by the verbs (the commands are watched), the lost lease and the spare job
+    are untouched, and the move returns the ids it moved."""
+    exercise = "move this worker's leases to the process that runs after the restart"
     if not callable(move):
         return _feedback(exercise, [Finding(WRONG, f"{move!r} is not a function: define one "
-                                            "that takes (executor, queue)")])
-    findings = []
+                                            "that takes (executor, queue, claims)")])
+    findings, first, first_where = [], None, ""
     for executor in executors or (ModelExecutor(),):
-        try:
-            executor.clear(queue)
-            executor.add(queue, EXERCISE_JOB, b"resize photo 1")
-            executor.claim(queue, 60_000)
-            executor.restart()
-        except LabError as exc:
-            findings.append(Finding(NOTE, f"not checked {_on(executor.name)}: {exc}"))
+        found = []
+        for number, history in enumerate(MOVE_HISTORIES, 1):
+            try:
+                claims = _hold(executor, queue, history)
+            except LabError as exc:
+                found.append(Finding(NOTE, f"not checked {_on(executor.name)}: {exc}"))
+                break
+            try:
+                round_found, silent = _move_round(move, executor, queue, history, claims,
+                                                  f"history {number}")
+            finally:
+                executor.clear(queue)
+            found += round_found
+            if silent:
+                return _feedback(exercise, [Finding(f.kind, f"{_on(executor.name)}, {f.text}")
+                                            for f in found])
+        if first is not None and found == first:
+            # The same findings on a second executor: one line says so, instead of a copy.
+            kind = WRONG if any(f.kind == WRONG for f in found) else RIGHT
+            findings.append(Finding(kind, f"{_on(executor.name)}: the same as {first_where}, "
+                                          "in both histories"))
             continue
-        if isinstance(executor, ModelExecutor):
-            # A restart takes a moment; the model's clock moves only when told.
-            executor.advance(RESTART_MS)
-        before = _lease(executor, queue)
-        try:
-            reply = move(executor, queue)
-        except ReplyError as refusal:
-            findings.append(Finding(WRONG, f"{_on(executor.name)}: refused with "
-                                           f"{refusal.text}; a refusal writes nothing"))
-            executor.clear(queue)
-            continue
-        except Exception as exc:
-            findings.append(Finding(WRONG, f"{_on(executor.name)}: your function raised "
-                                           f"{_error(exc)}"))
-            executor.clear(queue)
-            continue
-        findings += _move_findings(executor, reply, before, _lease(executor, queue))
-        executor.clear(queue)
+        if first is None:
+            first, first_where = found, _on(executor.name)
+        findings += [Finding(f.kind, f"{_on(executor.name)}, {f.text}") for f in found]
     return _feedback(exercise, findings)
+
+
+def stamp_question():
+    """02's diagnostic question: what a scripted claim leaves of an earlier native stamp."""
+    from .widgets.diagnostic import Option, Question
+
+    return Question(
+        "job-4 was claimed with EMQ.CLAIM; its lease ran out and the sweep (max_stalled 2) sent "
+        "it back to pending with stalled 1. In the same server process a worker then claims "
+        "it with the script claim2, and that lease runs out too. What does the next sweep, "
+        "max_stalled 2, do with job-4?", [
+            Option("It sends job-4 back to pending uncounted: a lease a script granted carries "
+                   "no stamp.", misconception="claim2 removes the stamp",
+                   why="claim2's one write to the row is HSET state active attempts <n>; "
+                       "lease_epoch stays as the native claim wrote it. Only a row that no "
+                       "native verb ever stamped is never charged."),
+            Option("It dead-letters job-4 with stalled 2: the row still carries the stamp the "
+                   "native claim wrote, this process's.", right=True,
+                   why="claim2 writes only state and attempts, and neither it nor the sweep "
+                       "removes lease_epoch. The row still carries the stamp the native claim "
+                       "wrote, this process's, so the stall is counted: 1 + 1 = 2 reaches "
+                       "max_stalled."),
+            Option("It sends job-4 back to pending uncounted: the first sweep cleared the stamp "
+                   "when it sent the job back.",
+                   misconception="the sweep removes the stamp of a lease it ends",
+                   why="the sweep writes state, and stalled for a counted lease; it never "
+                       "writes lease_epoch."),
+            Option("It sends job-4 back to pending with stalled 1: the new claim started the "
+                   "count again.", misconception="a new claim resets stalled",
+                   why="no claim writes stalled: EMQ.CLAIM writes state, attempts and "
+                       "lease_epoch, claim2 state and attempts. The count goes on from 1 to 2."),
+            Option("It dead-letters job-4: a job claimed twice has used up max_stalled 2.",
+                   misconception="max_stalled counts claims",
+                   why="max_stalled is held against stalled, the counted stalls, not against "
+                       "attempts. The job dies here because this stall is counted, and it is "
+                       "counted because of the stamp the native claim left."),
+        ])
 
 
 # -- 03: a row that stops the sweep's decision at each read -----------------------------------
@@ -446,13 +706,17 @@ def _row_bytes(row, run_id: bytes):
     return {b(k): b(v) for k, v in row.items()}
 
 
+# What each read settles, as a hint: it says where to look in the step machine, never which
+# row to write, so that the feedback on a wrong row does not hand over the right one.
 _STOP_ADVICE = {
-    "type": "To stop at the type, give no row at all (None): a ghost",
-    "group": "To stop at group, give a hash with a group field (any value, even empty)",
-    "lease_epoch": ("To stop at lease_epoch, give a hash without group whose lease_epoch is "
-                    "missing or another process's (forty 0s, say)"),
-    "stalled": ("To stop at stalled, give a hash without group whose lease_epoch is "
-                "THIS_PROCESS, so that the lease is counted"),
+    "type": ("The first read, the key's type, settles a verdict on its own in one case and "
+             "refuses the sweep in another: the row for type needs the case that does not "
+             "refuse"),
+    "group": ("The decision stops at group when what that read finds settles the verdict on "
+              "its own"),
+    "lease_epoch": ("The decision stops at lease_epoch only when the stamp settles the verdict "
+                    "before any stall is counted"),
+    "stalled": "The decision asks for stalled only for a lease it counts",
 }
 
 
@@ -516,6 +780,14 @@ def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEU
                  for key in rows if key not in READS]
     model = ModelExecutor()
     run_id = model.run_id.encode()
+    # A run_id typed out names one process: the checker sweeps on two, so only THIS_PROCESS
+    # means "the server that sweeps" on both.
+    typed = {epoch.NOW: "NOW is the model's run_id"}
+    if live is not None:
+        try:
+            typed[live.run_id.encode()] = "that is your live server's run_id"
+        except LabError:
+            pass
     stored = {}
     for read in READS:
         if read not in rows:
@@ -525,11 +797,11 @@ def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEU
         except ValueError as exc:
             findings.append(Finding(WRONG, f"{read}: {exc}"))
             continue
-        if isinstance(rows[read], dict) and any(
-                value in (epoch.NOW, epoch.NOW.decode()) for value in rows[read].values()):
-            findings.append(Finding(WRONG, f"{read}: NOW is the model's run_id, not every "
-                                           "server's: write THIS_PROCESS for the run_id of the "
-                                           "server that sweeps"))
+        named = [typed[v] for v in _typed_values(rows[read]) if v in typed]
+        if named:
+            findings.append(Finding(WRONG, f"{read}: {named[0]}, not every server's: write "
+                                           "THIS_PROCESS for the run_id of the server that "
+                                           "sweeps"))
             del stored[read]
             continue
         verdict, asked = decide_row(run_id, STOP_MAX_STALLED, stored[read])
@@ -542,6 +814,14 @@ def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEU
     if len(stored) == len(READS):
         findings += _swept_together(stored, rows, model, live, queue)
     return _feedback(exercise, findings)
+
+
+def _typed_values(row) -> list[bytes]:
+    """The values of a learner's hash row as bytes, THIS_PROCESS left out."""
+    if not isinstance(row, dict):
+        return []
+    return [v.encode() if isinstance(v, str) else v for v in row.values()
+            if isinstance(v, (bytes, str))]
 
 
 def _native_decision(run_id: bytes, row) -> str:
@@ -584,72 +864,216 @@ ACTIONS = ("add", "claim", "scripted_claim", "extend", "scripted_extend", "resta
            "sweep")
 FIFTH_TITLE = "extended by a script after the restart"
 FIFTH_MAX_STALLED = 1
+STAMPS = ("process 1", "process 2", "no process")
+VERDICTS = ("counted", "exempt")
+OUTCOMES = ("recovered", "dead")
+_GRANTS = ("claim", "scripted_claim")
+_EXTENSIONS = ("extend", "scripted_extend")
+_NATIVE = {"claim": "EMQ.CLAIM", "extend": "EMQ.EXTEND"}
+
+
+@dataclass(frozen=True)
+class FifthPrediction:
+    stamp: str
+    verdict: str
+    outcome: str
+
+    def __str__(self) -> str:
+        return (f"the stamp names {self.stamp}, the verdict is {self.verdict}, the job is "
+                f"{self.outcome}")
+
+
+def _word(value) -> str | None:
+    """A prediction's word, case and spacing aside; None for anything but text."""
+    return " ".join(value.lower().split()) if isinstance(value, str) else None
+
+
+def _prediction_problems(stamp, verdict, outcome) -> list[str]:
+    asked = (
+        ("stamp", stamp, STAMPS, "which process the row's stamp names when the sweep reads it: "
+                                 "\"process 1\" (the server before the restart), \"process 2\" "
+                                 "(the one after it) or \"no process\" (no stamp)"),
+        ("verdict", verdict, VERDICTS, "the sweep's verdict: \"counted\" or \"exempt\""),
+        ("outcome", outcome, OUTCOMES, f"the job's outcome at max_stalled {FIFTH_MAX_STALLED}: "
+                                       "\"recovered\" or \"dead\""),
+    )
+    return [f"{name} is {value!r}: write {what}" for name, value, allowed, what in asked
+            if _word(value) not in allowed]
 
 
 def _fifth_problems(steps) -> list[str]:
-    """What keeps `steps` from being the fifth history: a native claim, a restart, a scripted
-    extension after it, then the lease runs out and the sweep runs."""
+    """What keeps `steps` from telling the fifth history: the module grants the lease, the
+    server restarts while it runs, on the new process the worker extends it by the script
+    alone, then the lease runs out and one sweep reads it. Judged by what each step does to
+    the stamp, so a native verb after the restart is refused wherever it stands."""
     if not isinstance(steps, (tuple, list)) or not all(isinstance(s, str) for s in steps):
         return [f"steps is {steps!r}: make it a tuple of step names, such as "
                 "(\"add\", \"claim\", ...)"]
     problems = [f"{s!r} is not a step: use one of {', '.join(ACTIONS)}"
                 for s in steps if s not in ACTIONS]
-    if problems:
-        return problems
+    if problems or not steps:
+        return problems or ["steps is empty: write the history's steps, in order"]
     steps = list(steps)
-    if steps[:2] != ["add", "claim"]:
-        problems.append("start with \"add\" and then the native claim, \"claim\"")
-    if "restart" not in steps:
-        problems.append("the server must restart after the claim: add \"restart\"")
-    elif "scripted_extend" not in steps[steps.index("restart"):]:
-        if "extend" in steps[steps.index("restart"):]:
-            problems.append("\"extend\" is the native EMQ.EXTEND (that is the dive's *extended* "
-                            "history); the fifth extends with the script: \"scripted_extend\"")
-        else:
-            problems.append("after the restart the worker extends with the script: add "
-                            "\"scripted_extend\" after \"restart\"")
-    if steps[-2:] != ["expire", "sweep"]:
-        problems.append("end with \"expire\" (the lease runs out) and then \"sweep\"")
-    if steps.count("restart") > 1 or steps.count("sweep") != 1 or steps.count("expire") != 1:
-        problems.append("one restart, one expire and one sweep")
+    claims = [i for i, s in enumerate(steps) if s in _GRANTS]
+    restarts = [i for i, s in enumerate(steps) if s == "restart"]
+    if steps[0] != "add" or steps.count("add") != 1:
+        problems.append("the history starts from an empty queue: the job is added once, as the "
+                        "first step")
+    if "scripted_claim" in steps:
+        problems.append("\"scripted_claim\" is the script claim2, a grant the module does not "
+                        "make: in this history the module grants the lease")
+    elif not claims:
+        problems.append("nothing grants the worker its lease: the claim is missing")
+    if len(claims) > 1:
+        problems.append("the job is claimed more than once: while its lease is in active the job "
+                        "is not in pending, so a second claim has nothing to take, and a claim "
+                        "after a sweep starts another lease. Claim it once")
+    if len(restarts) != 1:
+        times = "never restarts" if not restarts else f"restarts {len(restarts)} times"
+        problems.append(f"the server {times}: in this history it restarts once, while the "
+                        "lease runs")
+    elif claims and restarts[0] < claims[0]:
+        problems.append("the restart comes before the claim, so one process would grant the "
+                        "lease and sweep it: in this history the lease is already running when "
+                        "the server restarts")
+    else:
+        after = steps[restarts[0] + 1:]
+        if "extend" in after:
+            problems.append("\"extend\" is EMQ.EXTEND, a native verb: after the restart it would "
+                            "write a stamp of its own. In this history no native verb runs after "
+                            "the restart; the worker keeps its lease through the script alone")
+        if "scripted_extend" not in after:
+            problems.append("after the restart the worker, still alive, keeps its lease going by "
+                            "the script before it stops: that extension is missing")
+    if claims and any(s in _EXTENSIONS for s in steps[:claims[0]]):
+        problems.append("an extension before the claim finds no lease to extend (it replies 0): "
+                        "extend after the claim")
+    if steps[-2:] != ["expire", "sweep"] or steps.count("expire") != 1 \
+            or steps.count("sweep") != 1:
+        problems.append("the history ends once: after the last extension the lease runs out "
+                        "(\"expire\"), then the one sweep reads it (\"sweep\"); neither comes "
+                        "earlier or twice")
     return problems
 
 
-def check_history(steps, prediction, executors: tuple[Executor, ...] | None = None,
-                  queue: Queue = Queue("{lease}")) -> Feedback:
-    """The learner's fifth history and their prediction ("counted" or "exempt"). Plays it
-    only once both are given, at max_stalled 1, on each executor (a fresh model when none is
-    given), and says whether the prediction held and why."""
-    exercise = f"a fifth history: {FIFTH_TITLE}"
-    findings = [Finding(WRONG, p) for p in _fifth_problems(steps)]
-    if prediction not in ("counted", "exempt"):
-        findings.append(Finding(WRONG, f"prediction is {prediction!r}: write \"counted\" or "
-                                       "\"exempt\" before anything is played"))
-    if findings:
-        return _feedback(exercise, findings)
-    history = History("fifth", FIFTH_TITLE, tuple(steps), "")
-    traces = []
-    for executor in executors or (ModelExecutor(),):
-        try:
-            trace = play(history, FIFTH_MAX_STALLED, executor, queue)
-        except LabError as exc:
-            findings.append(Finding(NOTE, f"not played {_on(executor.name)}: {exc}"))
-            continue
-        traces.append(trace)
-        findings.append(_history_finding(trace, prediction))
-    return _feedback(exercise, findings, traces)
+def _why_stamp(trace: Trace) -> str:
+    """Which verb wrote the stamp the sweep found, and what the script's extensions did to it."""
+    native = [(i, s) for i, s in enumerate(trace.steps)
+              if s.action in _NATIVE and s.reply not in (None, 0)]
+    if not native:
+        return "no native verb stamped the row, so it has no stamp"
+    last, step = native[-1]
+    why = (f"the last native verb to stamp the row was {_NATIVE[step.action]}, in "
+           f"{trace.process_name(step.run_id)}")
+    scripted = [trace.process_name(s.run_id) for s in trace.steps[last + 1:]
+                if s.action == "scripted_extend"]
+    if scripted:
+        why += (f"; the script's extension after it (extend2, in {scripted[-1]}) moved the "
+                "deadline and wrote no stamp")
+    return why
 
 
-def _history_finding(trace: Trace, prediction: str) -> Finding:
-    seen = (f"{_on(trace.executor)}: the stamp names {trace.process_name(trace.lease_epoch)}, "
-            f"the sweep runs in {trace.process_name(trace.sweep_run_id)}: {trace.verdict}, so "
-            f"{trace.outcome}")
-    why = ("extend2 moved the deadline but wrote no stamp, so the stamp still names the process "
-           "that granted the claim, before the restart"
-           if trace.exempt else "the stamp names the process that sweeps")
-    if prediction == trace.verdict:
-        return Finding(RIGHT, f"{seen}, as you predicted: {why}")
-    return Finding(WRONG, f"{seen}, not {prediction}: {why}")
+def _history_finding(trace: Trace, prediction: FifthPrediction) -> Finding:
+    stamp = trace.process_name(trace.lease_epoch)
+    sweeper = trace.process_name(trace.sweep_run_id)
+    seen = FifthPrediction(stamp, trace.verdict, trace.outcome)
+    result = (f"{_on(trace.executor)}: the stamp names {stamp}, the sweep runs in {sweeper}: "
+              f"{trace.verdict}, so {trace.outcome}")
+    if seen == prediction:
+        return Finding(RIGHT, f"{result}, as you predicted")
+    wrong = []
+    if prediction.stamp != seen.stamp:
+        wrong.append(f'the stamp names {stamp}, not "{prediction.stamp}": {_why_stamp(trace)}')
+    if prediction.verdict != seen.verdict:
+        own = "is not" if trace.exempt else "is"
+        wrong.append(f'{trace.verdict}, not "{prediction.verdict}": the sweep in {sweeper} '
+                     f"compares the stamp with its own run_id, and {stamp}'s {own} its own")
+    if prediction.outcome != seen.outcome:
+        wrong.append(f'{trace.outcome}, not "{prediction.outcome}": ' + (
+            "an exempt lease goes back to pending whatever max_stalled is, stalled untouched"
+            if trace.exempt else
+            f"a counted stall makes stalled 1, which reaches max_stalled {trace.max_stalled}"))
+    return Finding(WRONG, f"{result}. Not as you predicted: " + "; ".join(wrong))
+
+
+class FifthHistory:
+    """The exercise in one kernel: the prediction is recorded first, and once a play has shown
+    the result it can no longer be changed. The module holds the one instance the notebook
+    uses (FIFTH), not a notebook cell, so that running the prediction cell again cannot reset
+    it; a notebook run again from the top with the same prediction records it unchanged."""
+
+    def __init__(self):
+        self.prediction: FifthPrediction | None = None
+        self.played = False
+        self.refused: FifthPrediction | None = None
+
+    def predict(self, stamp=None, verdict=None, outcome=None) -> Feedback:
+        exercise = "a fifth history: your prediction"
+        findings = [Finding(WRONG, p) for p in _prediction_problems(stamp, verdict, outcome)]
+        if findings:
+            if self.played:
+                findings.append(Finding(NOTE, f"the prediction recorded before the play still "
+                                              f"holds: {self.prediction}"))
+            return _feedback(exercise, findings)
+        new = FifthPrediction(_word(stamp), _word(verdict), _word(outcome))
+        if self.played and new != self.prediction:
+            self.refused, first = new, self.prediction
+            return _feedback(exercise, [Finding(WRONG, (
+                f"refused: your prediction was recorded before the history was played ({first}), "
+                "and the play has shown the result since. A prediction changed "
+                "after the result is not a prediction: the check holds you to the first one for "
+                "the rest of this kernel's session"))])
+        again = new == self.prediction
+        self.prediction, self.refused = new, None
+        return _feedback(exercise, [Finding(NOTE, (
+            f"{'recorded again, unchanged' if again else 'recorded'}: {new}. "
+            + ("It holds: the history has been played with it."
+               if self.played else "Nothing is played yet: write the steps in the next cell "
+                                   "and run it."))
+        )])
+
+    def check(self, steps, executors: tuple[Executor, ...] | None = None,
+              queue: Queue = EXERCISE_QUEUE) -> Feedback:
+        """Plays the steps at max_stalled 1, on each executor (a fresh model when none is
+        given), only if they tell the fifth history and a prediction is recorded."""
+        exercise = f"a fifth history: {FIFTH_TITLE}"
+        findings = [Finding(WRONG, p) for p in _fifth_problems(steps)]
+        if self.prediction is None:
+            findings.append(Finding(WRONG, "no prediction is recorded yet: run predict_fifth(...) "
+                                           "with your three answers first; nothing is played "
+                                           "before there is one"))
+        if findings:
+            return _feedback(exercise, findings)
+        if (refused := self.refused) is not None:
+            findings.append(Finding(NOTE, f"the prediction changed after the result ({refused}) "
+                                          "was refused: this play is held against the first one"))
+        history = History("fifth", FIFTH_TITLE, tuple(steps), "")
+        traces = []
+        for executor in executors or (ModelExecutor(),):
+            try:
+                trace = play(history, FIFTH_MAX_STALLED, executor, queue)
+            except (LabError, ReplyError) as exc:
+                findings.append(Finding(NOTE, f"not played {_on(executor.name)}: {_error(exc)}"))
+                continue
+            self.played = True
+            traces.append(trace)
+            findings.append(_history_finding(trace, self.prediction))
+        return _feedback(exercise, findings, traces)
+
+
+FIFTH = FifthHistory()
+"""Notebook 04's exercise, for the kernel's whole session."""
+
+
+def predict_fifth(stamp=None, verdict=None, outcome=None) -> Feedback:
+    """Records the prediction for the fifth history: the stamp's process, verdict, outcome."""
+    return FIFTH.predict(stamp, verdict, outcome)
+
+
+def check_history(steps, *, executors: tuple[Executor, ...] | None = None,
+                  queue: Queue = EXERCISE_QUEUE) -> Feedback:
+    """Plays the learner's fifth history against the recorded prediction (FifthHistory.check)."""
+    return FIFTH.check(steps, executors, queue)
 
 
 # -- 05: promote the replica -------------------------------------------------------------------

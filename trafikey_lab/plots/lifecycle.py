@@ -54,14 +54,14 @@ TRANSITIONS = (
                "EMQ.EXTEND / EMQ.EXTENDS:\nnew deadline, stamp written again",
                WRITER, "-", 1.8, (5.5, 5.45)),
     Transition("stall", "active", "pending",
-               "lease ran out under this process:\na stall, counted (stalled + 1)",
+               "lease ran out, stamped by the sweeping\nprocess: a stall, counted (stalled + 1)",
                COUNTED, "-", -0.5, (3.5, 1.55)),
     Transition("restart", "active", "pending",
                "lease ran out with another process's stamp (it crossed a restart) or with no stamp\n"
                "(no native verb ever stamped the row): exempt, back uncounted, stalled untouched",
                UNCOUNTED, "--", -1.0, (3.5, -0.15)),
     Transition("dead", "active", "dead",
-               "a counted stall that\nreaches max_stalled",
+               "a counted stall whose count\nreaches max_stalled or more",
                COUNTED, "-", 0.0, (7.5, 3.85)),
 )
 
