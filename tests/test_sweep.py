@@ -2,6 +2,7 @@
 
 import pytest
 
+from trafikey_lab import native, sweep
 from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.sweep import Need, Seen, Verdict, decide, decide_member
 
@@ -60,3 +61,48 @@ def test_a_first_counted_stall_dies_only_at_max_stalled_1(max_stalled, kind):
 def test_refusals_are_marked_as_refusals():
     assert Verdict("wrongtype").refusal and Verdict("not_integer").refusal
     assert not Verdict("exempt").refusal
+
+
+# -- the stamp comparison on near misses, in the model's step machine and in the C one ---------
+
+DECIDERS = {"model": sweep.decide_member, "C": native.decide_member}
+
+NEAR_MISSES = {
+    "the last byte off": NOW[:-1] + b"3",
+    "the first byte off": b"4" + NOW[1:],
+    "a prefix: the first 39 bytes": NOW[:-1],
+    "one byte longer": NOW + b"0",
+    "the run_id twice": NOW + NOW,
+    "in upper case": NOW.upper(),
+    "empty": b"",
+}
+"""Stamps a comparison that is not byte for byte over the whole length would take for NOW: a
+compare of the shorter length, of all but the last byte, or one that ignores case."""
+
+
+@pytest.mark.parametrize("decider", DECIDERS)
+@pytest.mark.parametrize("name", NEAR_MISSES)
+def test_a_stamp_that_is_not_the_run_id_byte_for_byte_is_exempt(decider, name):
+    assert NEAR_MISSES[name] != NOW
+    seen = Seen(type="hash", group=None, epoch=NEAR_MISSES[name])
+    assert DECIDERS[decider](NOW, 3, seen) == Verdict("exempt")
+
+
+@pytest.mark.parametrize("decider", DECIDERS)
+def test_the_run_ids_own_bytes_are_counted_and_go_on_to_stalled(decider):
+    decide_with = DECIDERS[decider]
+    stamp = bytes(bytearray(NOW))  # equal bytes in another object: the bytes are compared
+    seen = Seen(type="hash", group=None, epoch=stamp)
+    assert decide_with(NOW, 3, seen) is Need.STALLED
+    counted = Seen(**{**seen.__dict__, "stalled": None})
+    assert decide_with(NOW, 3, counted) == Verdict("recovered", 1)
+
+
+@pytest.mark.parametrize("decider", DECIDERS)
+def test_the_run_id_is_a_near_miss_of_a_longer_or_shorter_current_run_id(decider):
+    """The comparison is symmetric in length: the stored NOW is foreign to a current value
+    that extends it or that it extends."""
+    seen = Seen(type="hash", group=None, epoch=NOW)
+    assert DECIDERS[decider](NOW + b"0", 3, seen) == Verdict("exempt")
+    assert DECIDERS[decider](NOW[:-1], 3, seen) == Verdict("exempt")
+    assert DECIDERS[decider](ZERO, 3, seen) == Verdict("exempt")

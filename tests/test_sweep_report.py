@@ -4,6 +4,9 @@ executors."""
 import pytest
 
 from trafikey_lab import epoch
+from trafikey_lab.build import c_excerpt
+from trafikey_lab.model import decide_row
+from trafikey_lab.sweep import Need
 from trafikey_lab.sweep_report import (
     KINDS,
     MAX_STALLED,
@@ -12,6 +15,7 @@ from trafikey_lab.sweep_report import (
     member_table,
     plan_rows,
     queue_state,
+    question,
     rows_for,
     spoil,
     try_sweep,
@@ -109,7 +113,9 @@ def test_each_refusal_refuses_the_whole_sweep_and_writes_nothing(executor, queue
     before = executor.dataset()
     reply = try_sweep(executor, queue)
     expected = {"not_integer": "ERR EMQ row field is not an integer",
-                "wrongtype": "WRONGTYPE Operation against a key holding the wrong kind of value"}
+                "wrongtype": "WRONGTYPE Operation against a key holding the wrong kind of value",
+                "pending_wrongtype": "WRONGTYPE Operation against a key holding the wrong kind "
+                                     "of value"}
     assert reply == expected[how]
     assert executor.dataset() == before
 
@@ -136,3 +142,43 @@ def test_spoil_names_the_refusals_it_knows(model, queue):
 def test_foreign_stamp_is_not_the_current_run_id_even_when_that_is_forty_zeros():
     assert rows_for(epoch.ZERO)["exempt"][b"lease_epoch"] == epoch.NOW
     assert rows_for(epoch.NOW)["exempt"][b"lease_epoch"] == epoch.ZERO
+
+
+def test_a_declared_key_of_the_wrong_type_refuses_before_any_member_is_decided(model, queue):
+    lay_out(model, queue)
+    spoil(model, queue, "pending_wrongtype")
+    assert try_sweep(model, queue).startswith("WRONGTYPE")
+    assert model.dataset()[queue.pending] == ("string", b"a string")
+
+
+# -- 03's diagnostic question ---------------------------------------------------------------------
+
+
+def test_the_question_has_exactly_one_right_option_and_each_wrong_one_names_a_misconception():
+    options = question().options
+    assert sum(option.right for option in options) == 1
+    assert all(option.misconception for option in options if not option.right)
+
+
+def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_stays_2(
+        executor, queue):
+    """The right option, held against the model's decision, the C's one hash read and both
+    executors' sweep of the member the question describes."""
+    right = question().right
+    row = {b"state": b"active", b"attempts": b"1", b"lease_epoch": epoch.ZERO, b"stalled": b"2"}
+    verdict, asked = decide_row(epoch.NOW, MAX_STALLED, row)
+    assert verdict.kind == "exempt" and asked == [Need.TYPE, Need.GROUP, Need.EPOCH]
+    assert "shows its decision only the type, group and lease_epoch" in right.text
+    hash_reads = [line for line in c_excerpt("decide_row").splitlines() if "HashGet" in line]
+    assert len(hash_reads) == 1
+    assert "lit.group" in hash_reads[0] and "lit.lease_epoch" in hash_reads[0]
+    assert "lit.stalled" in c_excerpt("decide_row", "ValkeyModule_HashGet", "NULL);")
+    assert right.text.startswith("It fetches group, lease_epoch and stalled in one hash read")
+
+    executor.call("HSET", queue.row(b"m"), *[p for item in row.items() for p in item])
+    executor.call("ZADD", queue.active, executor.now_ms(), b"m")
+    executor.wait_until(executor.now_ms())
+    assert executor.sweep(queue, MAX_STALLED) == [[b"m"], []]
+    swept = executor.row(queue, b"m")
+    assert (swept[b"state"], swept[b"stalled"]) == (b"pending", b"2")
+    assert "back to pending with stalled still 2" in right.text

@@ -1,8 +1,15 @@
 """The sweep's decision for one expired member of active, as a step machine.
 
-`decide_member` is pure: given what has been read of the member's row so far, it either names
-the next read it needs or gives the verdict. The sweep reads lazily, one field at a time, and
-stops as soon as a verdict is possible, so a ghost costs one read and an exempt lease three.
+`decide_member` is pure: given what it has been shown of the member's row so far, it either
+names the next read it needs or gives the verdict. It asks lazily, one field at a time, and
+stops as soon as a verdict is possible: a ghost's verdict asks for one read (the type), a lane
+row's for two, an exempt lease's for three, and only a counted lease's for `stalled`.
+
+What a read costs differs by sweep. The dive's Rust sweep makes one server read for each field
+the decision asks for. The C module's decide_row (trafikey.c) fetches group, lease_epoch and
+stalled in one ValkeyModule_HashGet for every hash row, then shows the decision each field only
+when it asks for it, so the decision never sees the stalled of a lane row or an exempt lease,
+though the module fetched it. The model's decide_row answers each read from the stored row.
 """
 
 import enum
@@ -24,12 +31,13 @@ class _NotRead:
 
 
 NOT_READ = _NotRead()
-"""A field the sweep has not asked for yet (None means it was read and is absent)."""
+"""A field the decision has not asked for yet (None means it was read and is absent)."""
 
 
 @dataclass(frozen=True)
 class Seen:
-    """What the sweep has read of one row: the key's type, then fields, in the order asked."""
+    """What the decision has been shown of one row: the key's type, then fields, in the order
+    it asked for them."""
 
     type: str | None = None
     group: bytes | None | _NotRead = NOT_READ

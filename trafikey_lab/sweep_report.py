@@ -3,7 +3,8 @@
 `lay_out` builds the same small dataset on any executor, through `call` alone, so the model's
 plan and the live server's reply can be held side by side. `plan_table` turns the model's
 read pass (`ModelServer.plan_sweep`) into rows a reader can follow: the reads each verdict
-asked for, in order, where it stopped, and the writes it implies.
+asked for, in order, where it stopped, and the writes it implies. `spoil` adds what makes the
+whole sweep refuse; `question` is the notebook's diagnostic question.
 """
 
 from dataclasses import dataclass
@@ -23,7 +24,10 @@ KINDS = ("ghost", "lane", "exempt", "recovered", "dead")
 REFUSALS = {
     "not_integer": "the counted member that would die stores stalled 'two'",
     "wrongtype": "one more expired member whose row is a string, not a hash",
+    "pending_wrongtype": "the pending key the sweep is given is a string, not a sorted set",
 }
+"""The refusals `spoil` can add to the layout: two from the read pass (a member's row), one from
+the declared keys' type check, made before the epoch is taken and before any member is read."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ def spoil(executor: Executor, queue: Queue, how: str) -> None:
     elif how == "wrongtype":
         executor.call("SET", queue.row(b"wrong"), b"a string")
         executor.call("ZADD", queue.active, executor.now_ms(), b"wrong")
+    elif how == "pending_wrongtype":
+        executor.call("SET", queue.pending, b"a string")
     else:
         raise ValueError(f"no refusal named {how!r}; choose one of {', '.join(REFUSALS)}")
 
@@ -169,3 +175,42 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
             fields = ", ".join(f"{f}={v}" for f, v in row.items())
         rows.append((member, ", ".join(where) or "nowhere", fields))
     return Table(("member", "in", "row"), tuple(rows))
+
+
+def question():
+    """03's diagnostic question: what this module's sweep fetches of an exempt member's row,
+    what its decision is shown, and what it writes."""
+    from .widgets.diagnostic import Option, Question
+
+    return Question(
+        "An expired member of active has a row with no group field, a lease_epoch written by "
+        "another process, and stalled 2. What does this module's EMQ.STALLED.CHECK do with it, "
+        "with max_stalled 3?", [
+            Option("It fetches group and lease_epoch only: stalled is fetched only for a "
+                   "counted lease.", misconception="the sweep reads stalled only for counted "
+                                                   "leases",
+                   why="that is the dive's Rust sweep, which reads one field per question. This "
+                       "module fetches all three fields with one HashGet for every hash row; "
+                       "what is lazy is the decision, which is never shown stalled here."),
+            Option("It checks that lease_epoch is 40 lowercase hex characters before it "
+                   "compares it with the run_id.",
+                   misconception="the sweep re-checks the stamp's shape",
+                   why="trafikey_exempt compares bytes only: the lengths, then memcmp. The shape "
+                       "check runs once, at load, on the server's own run_id."),
+            Option("It fetches group, lease_epoch and stalled in one hash read, shows its "
+                   "decision only the type, group and lease_epoch, and sends the job back to "
+                   "pending with stalled still 2.", right=True,
+                   why="decide_row calls ValkeyModule_HashGet for the three fields of every "
+                       "hash row. The step machine asks for the type, group, then lease_epoch, "
+                       "and the foreign stamp settles the verdict: exempt. The write pass sets "
+                       "state pending and does not write stalled."),
+            Option("It leaves the job in active: for this process the lease has not expired.",
+                   misconception="exempt means not expired",
+                   why="the member was picked because its deadline is past. Exempt means its "
+                       "expiry is not counted as a stall: the job goes back to pending and is "
+                       "listed among the recovered ids."),
+            Option("It sends the job back to pending with stalled 0: the restart cleared the "
+                   "old process's stalls.", misconception="a restart resets stalled",
+                   why="nothing resets stalled. The exempt member's one row write is HSET state "
+                       "pending, so stalled stays 2."),
+        ])
