@@ -1,20 +1,24 @@
 """across_restart.py, notebook 04's logic: a history on the model, the counterfactual without the
-epoch, the outcome table, and the model held against a live server step by step."""
+epoch, the outcome table, the model held against a live server step by step, and the
+diagnostic question held against the history it is about."""
 
 import pytest
 
-from trafikey_lab import HISTORIES, ModelExecutor, play
+from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
 from trafikey_lab.across_restart import (
     AGREE,
     DIFFER,
     MAX_STALLED,
+    QUESTION_HISTORY,
+    QUESTION_MAX_STALLED,
     comparison_rows,
     model_against_live,
     outcome_table,
     play_on_model,
+    question,
     without_epoch,
 )
-from trafikey_lab.histories import JOB
+from trafikey_lab.histories import JOB, History
 
 
 @pytest.mark.parametrize("max_stalled", MAX_STALLED)
@@ -84,3 +88,52 @@ def test_model_against_live_agrees_at_every_step_on_the_server(live, lab):
     before = lab.run_id
     assert list(model_against_live(live)) == ALL_AGREE
     assert lab.run_id != before, "three of the four histories restart the server"
+
+
+# -- the diagnostic question --------------------------------------------------------------------
+
+MISCONCEPTIONS = {"a restart resets stalled", "exempt means not expired",
+                  "a failover changes run_id", "extend2 moves the lease to the new process"}
+
+
+def test_the_question_has_one_right_option_and_names_each_misconception():
+    options = question().options
+    assert sum(option.right for option in options) == 1
+    assert {o.misconception for o in options if not o.right} == MISCONCEPTIONS
+    assert all(o.why for o in options)
+
+
+@pytest.mark.parametrize("executor", ["model", "live"])
+def test_the_right_option_is_what_the_history_does_and_each_wrong_one_is_not(request, executor):
+    executor = request.getfixturevalue(executor)
+    trace = play(QUESTION_HISTORY, QUESTION_MAX_STALLED, executor)
+    before_restart = trace.steps[4]
+    assert before_restart.action == "claim" and before_restart.row[b"stalled"] == b"1", \
+        "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
+    extension = next(s for s in trace.steps if s.action == "scripted_extend")
+    assert extension.reply == 1, "the worker's extend2 found its lease live"
+    queue = Queue("{lease}")
+    data = executor.dataset()
+    row = trace.steps[-1].row
+    # right: back to pending uncounted, stalled still 1
+    assert trace.exempt and trace.outcome == "recovered" and row[b"stalled"] == b"1"
+    assert [m for m, _ in data[queue.pending][1]] == [JOB]
+    # extend2 moves the lease: it would have been counted, stalled 2, dead
+    assert row[b"lease_epoch"] != trace.sweep_run_id.encode() and row.get(b"stalled") != b"2"
+    # a restart resets stalled: the count is still there
+    assert row.get(b"stalled") is not None
+    # exempt means not expired: the job left active
+    assert queue.active not in data
+
+
+def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option_says():
+    # A primary promoted back without restarting keeps its run_id: on the model, that is the
+    # history with no restart at all.
+    steps = tuple(s for s in QUESTION_HISTORY.steps if s != "restart")
+    trace = play(History("failback", "no new run_id", steps, ""), QUESTION_MAX_STALLED,
+                 ModelExecutor())
+    assert not trace.exempt and trace.outcome == "dead"
+    assert trace.steps[-1].row[b"stalled"] == b"2"
+    right = next(o for o in question().options if o.right)
+    failover = next(o for o in question().options if o.misconception == "a failover changes run_id")
+    assert "counted, stalled 2, dead" in failover.why and "stalled keeps its 1" in right.why

@@ -1,5 +1,6 @@
 """The lease epoch's limits, each shown on a real server as notebook 04 shows it, and the extra
-histories they play (a scripted extension, scripts only) on both executors."""
+histories they play (a scripted extension, scripts only, a script's lease on a stamped row) on
+both executors."""
 
 import matplotlib
 
@@ -17,12 +18,47 @@ QUEUE = Queue("{caveat}")
 
 @pytest.mark.parametrize("history", [caveats.SCRIPTS_ONLY, caveats.SCRIPTED_EXTENSION],
                          ids=lambda h: h.key)
-def test_a_lease_no_native_verb_stamped_last_is_exempt_on_model_and_live(live, history):
+def test_a_lease_whose_row_holds_no_stamp_of_the_sweeper_is_exempt_on_model_and_live(live,
+                                                                                      history):
     on_model = play(history, 1, ModelExecutor())
     on_live = play(history, 1, live)
     assert [row for row in compare(on_model, on_live) if not row[1]] == []
     assert on_live.exempt and on_live.outcome == "recovered"
     assert b"stalled" not in on_live.steps[-1].row
+
+
+def test_a_scripts_lease_on_a_row_this_process_stamped_is_counted_on_model_and_live(live):
+    traces = [play(caveats.STAMP_OUTLIVES_LEASE, 2, executor) for executor in (ModelExecutor(),
+                                                                                live)]
+    assert [row for row in compare(*traces) if not row[1]] == []
+    on_live = traces[1]
+    first_sweep, claim2 = on_live.steps[3], on_live.steps[4]
+    assert (first_sweep.action, claim2.action) == ("sweep", "scripted_claim")
+    assert first_sweep.row[b"stalled"] == b"1" and first_sweep.row[b"state"] == b"pending"
+    assert claim2.row[b"lease_epoch"] == on_live.sweep_run_id.encode(), "claim2 left the stamp"
+    assert len(on_live.run_ids) == 1 and not on_live.exempt
+    assert on_live.outcome == "dead" and on_live.steps[-1].row[b"stalled"] == b"2"
+    dead = live.dataset()[Queue("{lease}").dead]
+    assert [member for member, _ in dead[1]] == [b"job-1"]
+
+
+@pytest.mark.parametrize("executor", ["model", "live"])
+def test_the_stamp_outlives_the_lease_caveat_shows_both_executors_agreeing(request, executor):
+    shown = caveats.stamp_outlives_the_lease(request.getfixturevalue(executor), QUEUE)
+    title = caveats.STAMP_OUTLIVES_LEASE.title
+    assert shown.lines == (
+        "model: the first sweep leaves stalled 1 · state pending; claim2 grants attempt 2 and "
+        "the row keeps a stamp of process 1",
+        f"{title} (model): a stamp of process 1, swept by process 1 → counted, dead, stalled 2",
+        f"{executor}: the first sweep leaves stalled 1 · state pending; claim2 grants attempt 2 "
+        "and the row keeps a stamp of process 1",
+        f"{title} ({executor}): a stamp of process 1, swept by process 1 → counted, dead, "
+        "stalled 2",
+        "model and live agree at every step: True",
+        "→ counted at max_stalled 2: the stamp is a field of the row, and it outlives the lease "
+        "that wrote it",
+    )
+    assert QUEUE.active not in request.getfixturevalue(executor).dataset(), "the queue is cleared"
 
 
 def test_a_scripted_extension_moves_the_deadline_and_keeps_the_first_processs_stamp(live):

@@ -5,7 +5,7 @@ import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, compare, play, verdict_line
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.histories import JOB
+from trafikey_lab.histories import JOB, History
 from trafikey_lab.text import short
 
 EXPECTED = {
@@ -84,3 +84,28 @@ def test_short_keeps_four_characters_each_side():
     assert short(NOW) == "3f2c…0812"
     assert short(None) == "(none)"
     assert JOB == b"job-1"
+
+
+def test_the_four_histories_extend_with_the_attempt_of_their_one_claim():
+    trace = play("extended", 1, ModelExecutor())
+    extend = next(s for s in trace.steps if s.action == "extend")
+    assert extend.call == "EMQ.EXTEND attempt 1, lease 250 ms" and extend.reply == 1
+
+
+@pytest.mark.parametrize("extension", ["extend", "scripted_extend"])
+def test_an_extension_after_a_second_claim_uses_that_claims_attempt(executor, extension):
+    history = History("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
+                                                 extension, "expire", "sweep"), "")
+    trace = play(history, 3, executor)
+    step = next(s for s in trace.steps if s.action == extension)
+    assert "attempt 2," in step.call and step.reply == 1
+    assert trace.steps[-1].row[b"stalled"] == b"2", "the last sweep read the second lease"
+
+
+def test_a_history_with_two_leases_reports_the_last_sweep():
+    history = History("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
+                                                 "restart", "expire", "sweep"), "")
+    trace = play(history, 2, ModelExecutor())
+    assert trace.steps[3].reply == [[JOB], []] and trace.steps[3].row[b"stalled"] == b"1"
+    assert trace.exempt and trace.outcome == "recovered"
+    assert trace.steps[-1].row[b"stalled"] == b"1"

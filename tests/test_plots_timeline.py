@@ -9,9 +9,13 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
+from trafikey_lab.caveats import SCRIPTED_EXTENSION  # noqa: E402
+from trafikey_lab.plots.alt import alt_text as figure_alt  # noqa: E402
+from trafikey_lab.plots.alt import bundle  # noqa: E402
 from trafikey_lab.plots.timeline import (  # noqa: E402
     FIGSIZE,
     OKABE_ITO,
+    alt_text,
     draw_timeline,
     process_colour,
 )
@@ -106,3 +110,43 @@ def test_with_an_ax_it_draws_there_and_makes_no_figure():
     assert d["ax"] is ax and d["figure"] is fig
     assert len(plt.get_fignums()) == count
     assert "max_stalled 2" in ax.get_title()
+
+
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_the_figure_carries_alt_text_built_from_the_trace_it_draws(history):
+    trace, d = drawn(history, 2)
+    text = figure_alt(d["figure"])
+    assert text == alt_text(trace)
+    assert text.startswith(f'Timeline of one lease, "{trace.history.title}", max_stalled 2, '
+                           "played on the model.")
+    assert text.endswith(f": {trace.verdict}, so the job is {trace.outcome}.")
+    data, _ = bundle(d["figure"])
+    assert data["text/plain"] == text and 'alt="Timeline of one lease' in data["text/html"]
+
+
+def test_the_alt_text_tells_each_step_and_which_process_each_stamp_names():
+    _, d = drawn("extended")
+    assert figure_alt(d["figure"]) == (
+        'Timeline of one lease, "extended after the restart", max_stalled 1, played on the '
+        "model. Steps in order: add; claim in process 1, which writes the stamp of process 1; "
+        "restart, process 2 takes over; extend in process 2, which writes the stamp of process "
+        "2; expire, the deadline passes; sweep in process 2. The sweep finds the stamp of "
+        "process 2 and runs in process 2: counted, so the job is dead.")
+
+
+def test_the_alt_text_says_a_script_writes_no_stamp_and_what_the_row_keeps():
+    assert "scripted claim in process 1, which writes no stamp: the row has none" in \
+        figure_alt(drawn("upgrade")[1]["figure"])
+    extension = alt_text(play(SCRIPTED_EXTENSION, 1, ModelExecutor()))
+    assert "scripted extend in process 2, which writes no stamp: the row keeps the stamp of " \
+           "process 1" in extension
+    assert "The sweep finds the stamp of process 1 and runs in process 2: exempt" in extension
+
+
+def test_the_alt_text_names_processes_by_number_never_by_run_id(live):
+    trace = play("restarted", 1, live)
+    text = alt_text(trace)
+    assert "played on the live server." in text
+    assert "finds the stamp of process 1 and runs in process 2: exempt" in text
+    for run_id in trace.run_ids:
+        assert run_id not in text and f"{run_id[:4]}…{run_id[-4:]}" not in text

@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import base64  # noqa: E402
+import html  # noqa: E402
 import threading  # noqa: E402
 
 import ipywidgets as widgets  # noqa: E402
@@ -14,6 +15,7 @@ from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_l
 from trafikey_lab.histories import JOB
 from trafikey_lab.text import short  # noqa: E402
 from trafikey_lab.across_restart import AGREE, DIFFER, MAX_STALLED, QUEUE  # noqa: E402
+from trafikey_lab.plots.timeline import alt_text  # noqa: E402
 from trafikey_lab.widgets.lease_across_restart import LeaseAcrossRestart  # noqa: E402
 
 EXEMPT = {"restarted", "upgrade"}
@@ -32,7 +34,7 @@ def test_each_choice_shows_the_models_verdict_line_writes_and_why(widget, histor
     expected = play(history, max_stalled, ModelExecutor(), QUEUE)
     assert verdict_line(expected) in widget.verdict.value
     assert widget.trace.outcome == expected.outcome
-    assert HISTORIES[history].why in widget.why.value
+    assert html.escape(HISTORIES[history].why) in widget.why.value
     row = QUEUE.row(JOB).decode()
     if history in EXEMPT:
         assert f"<li>HSET {row} state pending</li>" in widget.writes.value
@@ -58,6 +60,38 @@ def test_the_figure_is_a_png_the_widget_sets_as_its_outputs_and_redraws(widget):
     widget.history.value = "stalled"
     (second,) = widget.figure.outputs
     assert second["data"]["image/png"] != first["data"]["image/png"]
+
+
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_the_figure_in_the_output_carries_the_timelines_alt_text(widget, history):
+    widget.history.value = history
+    (output,) = widget.figure.outputs
+    text = alt_text(widget.trace)
+    assert output["data"]["text/plain"] == text
+    assert f'alt="{html.escape(text, quote=True)}"' in output["data"]["text/html"]
+    assert output["data"]["text/html"].startswith("<img ")
+    assert output["metadata"]["image/png"]["alt"] == text
+
+
+def test_every_control_has_a_label_as_wide_as_its_text(widget):
+    for control, label in ((widget.history, "history"), (widget.max_stalled, "max_stalled")):
+        assert control.description == label
+        assert control.style.description_width == "initial", f"{label} would be cut off"
+    assert widget.run_live.description == "Run live"
+
+
+def test_max_stalled_is_a_labelled_drop_down_of_the_budgets_a_learner_can_pick(widget):
+    # An ipywidgets slider's handle carries no accessible name; a drop-down's <select> is
+    # named by its label.
+    assert isinstance(widget.max_stalled, widgets.Dropdown)
+    assert [value for _, value in widget.max_stalled.options] == list(MAX_STALLED)
+    assert [label for label, _ in widget.max_stalled.options] == [str(n) for n in MAX_STALLED]
+
+
+def test_the_progress_bar_is_a_native_one_inside_its_visible_label(widget):
+    steps = len(widget.trace.steps)
+    assert widget.progress.value == (f'<label>live run <progress max="{steps}" value="0">'
+                                     f"</progress> 0 of {steps} steps done</label>")
 
 
 def test_the_figure_is_never_drawn_inside_the_output_widgets_context(monkeypatch):
@@ -107,14 +141,16 @@ def test_run_live_plays_the_history_on_the_server_and_agrees_with_the_model(
     widget.history.value = history
     widget.max_stalled.value = 1
     seen = []
-    widget.progress.observe(lambda change: seen.append(change["new"]), names="value")
+    widget.progress.observe(lambda change: seen.append(widget.steps_done), names="value")
     before = lab.run_id
     widget.run_live.click()
     assert widget.live_trace.outcome == outcome
     assert "model and live agree at every step" in widget.status.value
     assert widget.comparison.value.count(AGREE) == len(widget.trace.steps) + 1
     assert DIFFER not in widget.comparison.value
-    assert seen == list(range(1, len(widget.trace.steps))) + [len(widget.trace.steps)]
+    steps = len(widget.trace.steps)
+    assert seen == list(range(1, steps)) + [steps]
+    assert f'value="{steps}"></progress> {steps} of {steps} steps done' in widget.progress.value
     assert not widget.run_live.disabled
     row = live.row(QUEUE, JOB)
     if history == "restarted":
@@ -133,7 +169,7 @@ def test_changing_a_control_clears_the_last_live_run(live):
     widget.run_live.click()
     widget.max_stalled.value = 2
     assert widget.live_trace is None and widget.comparison.value == ""
-    assert widget.progress.value == 0
+    assert widget.steps_done == 0 and 'value="0"' in widget.progress.value
 
 
 def test_a_live_run_on_a_stopped_server_is_reported_in_the_widget(servers):

@@ -1,17 +1,18 @@
 """One lease across a restart, for notebook 04 and its widget: the history played on the
 model, what the sweep would have done without the epoch (the counterfactual), the table of
 every history x max_stalled, the step-by-step comparison of a model trace with a live one, and
-every history played on both with one line each.
+every history played on both with one line each; and the notebook's diagnostic question.
 
 These are pure functions of traces, so the notebook's static table and the widget use the
 same code, and tests pin them without a browser.
 """
 
 from .executors import Executor, ModelExecutor, Queue
-from .histories import HISTORIES, Trace, compare, play
+from .histories import HISTORIES, History, Trace, compare, play
 from .sweep import Verdict, count_stall
 from .table import Table
 from .text import reply, short
+from .widgets.diagnostic import Option, Question
 
 QUEUE = Queue("{lease}")
 MAX_STALLED = (1, 2, 3, 4, 5)
@@ -115,3 +116,69 @@ def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 
         agreed = sum(same for _, same, _ in steps)
         yield (f"{key:10} live: {live_trace.verdict:7} → {live_trace.outcome:9} "
                f"{len(live_trace.run_ids)} process(es) · {agreed} of {len(steps)} steps agree")
+
+
+QUESTION_HISTORY = History(
+    "counted_then_extended_by_script",
+    "one stall counted, then extended by a script after a restart",
+    ("add", "claim", "expire", "sweep", "claim", "restart", "scripted_extend", "expire", "sweep"),
+    "the second claim stamped the row with the process before the restart and extend2 left "
+    "that stamp, so the sweep after the restart finds another process's stamp",
+)
+"""The history the question is about: the first sweep counts a stall (stalled 1), the rest
+is the fifth history of the exercise."""
+QUESTION_MAX_STALLED = 2
+
+
+def question() -> Question:
+    """04's diagnostic question: one history, one right reading of it, and a wrong option for
+    each misconception about restarts, exemption, failover and the scripted extension."""
+    return Question(
+        "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "
+        "with EMQ.CLAIM; the server restarts while the lease runs; on the new process the "
+        "worker extends the lease once with the script extend2, then stops. The lease runs out "
+        f"and the new process sweeps with max_stalled {QUESTION_MAX_STALLED}. Which is true?",
+        [
+            Option(
+                "The job goes back to pending uncounted, and its stalled field still holds 1.",
+                right=True,
+                why="EMQ.CLAIM stamped the row with the process before the restart, and extend2 "
+                    "moved the deadline without writing lease_epoch, so the sweep finds another "
+                    "process's stamp: exempt. It takes the job out of active, puts it in "
+                    "pending and lists it among the recovered; on the row it writes state "
+                    "pending and nothing else, so stalled keeps its 1.",
+            ),
+            Option(
+                "The stall is counted: stalled becomes 2, which reaches max_stalled 2, and the "
+                "job is dead-lettered.",
+                misconception="extend2 moves the lease to the new process",
+                why="extend2 checks that the lease is live and moves its deadline, as EMQ.EXTEND "
+                    "does, but it writes no lease_epoch: the stamp still names the process "
+                    "before the restart. Had the worker extended with EMQ.EXTEND, this would "
+                    "be the answer.",
+            ),
+            Option(
+                "The job goes back to pending with no stalled count left: the restart wiped it.",
+                misconception="a restart resets stalled",
+                why="A restart keeps the dataset (the lab's server saves it and the new process "
+                    "loads it); what changes is the run_id. No verb clears stalled, and the "
+                    "exempt sweep writes only state pending, so the 1 stays.",
+            ),
+            Option(
+                "The job stays in active: exempt means its lease has not run out yet.",
+                misconception="exempt means not expired",
+                why="The sweep reads only leases whose deadline has passed. Exempt is its "
+                    "verdict on such an expired lease when the stamp is not its own process's: "
+                    "the job leaves active for pending.",
+            ),
+            Option(
+                "Had the server handed over to a replica and been promoted back instead of "
+                "restarting, the job would also go back uncounted.",
+                misconception="a failover changes run_id",
+                why="A run_id names one process and changes only when a process starts. A "
+                    "primary promoted back without restarting keeps its run_id, so the stamp "
+                    "its claim wrote is its own again: counted, stalled 2, dead (the failback "
+                    "limit shows it on your server).",
+            ),
+        ],
+    )

@@ -1,10 +1,12 @@
 """The lease epoch's limits, each one shown on a real server: what the stamp cannot tell apart.
 
-The stamp names a process, nothing more. So it counts nothing for a lease no native verb ever
-stamped, keeps an old stamp that a script extended, exempts every lease a promoted replica
-inherits, counts again the leases of a primary that failed back without a restart, and
-trusts whatever bytes a row holds. Each function here plays one of these on an executor and
-returns a Shown: lines a notebook prints, with no live run_id or clock reading in them.
+The stamp names a process, nothing more, and it is a field of the row, not of one lease. So
+it counts nothing on a row no native verb ever stamped, counts a script's lease on a row this
+process stamped before, keeps an old stamp that a script extended, exempts every lease a
+promoted replica inherits, counts again the leases of a primary that failed back without a
+restart, and trusts whatever bytes a row holds. Each function here plays one of these on an
+executor and returns a Shown: lines a notebook prints, with no live run_id or clock reading in
+them.
 """
 
 import time
@@ -12,17 +14,28 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .errors import LabError
-from .executors import Executor, LiveExecutor, Queue
-from .histories import JOB, LEASE_MS, History, Trace
+from .executors import Executor, LiveExecutor, ModelExecutor, Queue
+from .histories import JOB, LEASE_MS, History, Trace, compare, play
 from .server import LabServer, OwnedServer
 
 SCRIPTS_ONLY = History(
     "scripts_only",
-    "granted by a script, no restart",
+    "claimed by a script on a row never stamped, no restart",
     ("add", "scripted_claim", "expire", "sweep"),
-    "a script wrote no stamp, and a missing stamp is exempt: the worker stalled under a live "
-    "server, yet nothing is counted",
+    "no native verb ever stamped the row, and a missing stamp is exempt: the worker stalled "
+    "under a live server, yet nothing is counted",
 )
+
+STAMP_OUTLIVES_LEASE = History(
+    "stamp_outlives_lease",
+    "claimed by a script after a native lease was swept",
+    ("add", "claim", "expire", "sweep", "scripted_claim", "expire", "sweep"),
+    "the native claim stamped the row and its stall was counted; claim2 then granted a second "
+    "lease and left the stamp where it was, so the row still names the sweeping process and "
+    "the script's lease is counted too",
+)
+STAMP_OUTLIVES_MAX_STALLED = 2
+"""A budget the first counted stall does not spend, so that the job comes back for claim2."""
 
 SCRIPTED_EXTENSION = History(
     "scripted_extension",
@@ -159,6 +172,26 @@ def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
         *(f"{member}: {_row_line(row)}" for member, row in rows.items()),
         "→ both exempt: the sweep never checks a stored stamp's shape, it only compares bytes",
     ))
+
+
+def stamp_outlives_the_lease(live: Executor, queue: Queue) -> Shown:
+    """A job claimed natively, its stall counted and the job swept back to pending, then claimed
+    by claim2 under the same process: the row keeps the first lease's stamp, so the script's
+    lease is counted. Played on a fresh model and on `live`, then held side by side."""
+    traces = [play(STAMP_OUTLIVES_LEASE, STAMP_OUTLIVES_MAX_STALLED, executor, queue)
+              for executor in (ModelExecutor(), live)]
+    live.clear(queue)
+    lines = []
+    for trace in traces:
+        swept, claimed = trace.steps[3], trace.steps[4]
+        stamp = trace.process_name(claimed.row.get(b"lease_epoch"))
+        lines.append(f"{trace.executor}: the first sweep leaves {_row_line(swept.row)}; claim2 "
+                     f"grants attempt {claimed.reply[1]} and the row keeps a stamp of {stamp}")
+        lines.append(describe(trace))
+    agree = all(same for _, same, _ in compare(*traces))
+    conclusion = (f"→ counted at max_stalled {STAMP_OUTLIVES_MAX_STALLED}: the stamp is a field "
+                  "of the row, and it outlives the lease that wrote it")
+    return Shown((*lines, f"model and live agree at every step: {agree}", conclusion))
 
 
 def describe(trace: Trace) -> str:

@@ -2,7 +2,8 @@
 
 Every history ends in the same sweep; what differs is which process stamped the lease and
 which process sweeps it. `play` runs the steps, records each call's reply and the row after
-it, and names the verdict the sweep reached.
+it, and names the verdict the last sweep reached. A history may hold more than one lease (a
+sweep, then another claim): the trace's stamp and verdict are those of the last one.
 """
 
 from dataclasses import dataclass
@@ -31,29 +32,30 @@ HISTORIES = {
             "stalled",
             "the worker stalled",
             ("add", "claim", "expire", "sweep"),
-            "the lease was written by the process that sweeps it: the server stayed up and the "
+            "the lease was stamped by the process that sweeps it: the server stayed up and the "
             "worker went away",
         ),
         History(
             "restarted",
             "the server restarted",
             ("add", "claim", "restart", "expire", "sweep"),
-            "the lease was written by the process before the restart: the server stopped, not "
-            "the worker",
+            "the lease was stamped by the process before the restart: as far as the stamp can "
+            "tell, the server stopped, not the worker",
         ),
         History(
             "extended",
             "extended after the restart",
             ("add", "claim", "restart", "extend", "expire", "sweep"),
-            "the worker extended its lease after the restart, so the stamp names the process "
-            "that sweeps it: the worker went away under a live server",
+            "the worker extended its lease with EMQ.EXTEND after the restart, so the stamp names "
+            "the process that sweeps it: the worker went away under a live server",
         ),
         History(
             "upgrade",
             "claimed before the upgrade",
             ("add", "scripted_claim", "restart", "expire", "sweep"),
-            "the lease was granted by a script, which writes no stamp; a missing stamp is "
-            "foreign by the same rule, so the upgrade restart costs the job nothing",
+            "the lease was granted by a script on a row no native verb had stamped, so the row "
+            "has no stamp; a missing stamp is another process's by the same rule, so the "
+            "upgrade restart costs the job nothing",
         ),
     )
 }
@@ -151,12 +153,15 @@ def _perform(action, executor, queue, max_stalled, lease_ms):
         return f"EMQ.CLAIM lease {lease_ms} ms", executor.claim(queue, lease_ms)
     if action == "scripted_claim":
         return f"claim2 script, lease {lease_ms} ms", executor.scripted_claim(queue, lease_ms)
-    if action == "extend":
-        return (f"EMQ.EXTEND attempt 1, lease {lease_ms} ms",
-                executor.extend(queue, JOB, 1, lease_ms))
-    if action == "scripted_extend":
-        return (f"extend2 script attempt 1, lease {lease_ms} ms",
-                executor.scripted_extend(queue, JOB, 1, lease_ms))
+    if action in ("extend", "scripted_extend"):
+        # The worker extends with the attempt its latest claim gave it (the fencing token), so
+        # an extension in a history with a second claim extends that claim's lease.
+        attempt = _attempt(executor.row(queue, JOB))
+        if action == "extend":
+            return (f"EMQ.EXTEND attempt {attempt}, lease {lease_ms} ms",
+                    executor.extend(queue, JOB, attempt, lease_ms))
+        return (f"extend2 script attempt {attempt}, lease {lease_ms} ms",
+                executor.scripted_extend(queue, JOB, attempt, lease_ms))
     if action == "restart":
         return "restart", executor.restart()
     if action == "expire":
@@ -167,6 +172,11 @@ def _perform(action, executor, queue, max_stalled, lease_ms):
         return (f"EMQ.STALLED.CHECK max_stalled {max_stalled}",
                 executor.sweep(queue, max_stalled))
     raise ValueError(f"unknown step {action!r}")
+
+
+def _attempt(row: dict) -> int:
+    value = row.get(b"attempts")
+    return int(value) if value is not None and value.isdigit() else 0
 
 
 def _normal(value, names: dict[str, str]):

@@ -74,7 +74,7 @@ class LeaseAcrossRestartView:
         self.root = _one(page.locator(".jp-OutputArea-output").filter(
             has=page.get_by_role("button", name="Run live")), "LeaseAcrossRestart")
         self.history = self.root.get_by_label("history", exact=True)
-        self.slider = self.root.get_by_role("slider")
+        self.max_stalled = self.root.get_by_label("max_stalled", exact=True)
         self.run_live = self.root.get_by_role("button", name="Run live")
         self.status = _one(self.root.locator(".widget-hbox:has(button) + .widget-label"),
                            "status line under Run live")
@@ -86,14 +86,8 @@ class LeaseAcrossRestartView:
         self.history.select_option(label=title)
 
     def set_max_stalled(self, value: int) -> None:
-        """Moves the slider with the arrow keys, one step at a time."""
-        self.slider.focus()
-        for _ in range(20):
-            now = int(float(self.slider.get_attribute("aria-valuenow")))
-            if now == value:
-                return
-            self.slider.press("ArrowRight" if now < value else "ArrowLeft")
-        raise AssertionError(f"the max_stalled slider did not reach {value}")
+        """Chooses the budget from its drop-down, found by its label as a screen reader finds it."""
+        self.max_stalled.select_option(label=str(value))
 
     def wait_for_agreement(self) -> str:
         expect(self.status).to_contain_text(AGREE, timeout=LIVE_TIMEOUT)

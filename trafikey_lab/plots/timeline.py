@@ -4,13 +4,15 @@ The x axis is the history's steps in order, not clock time: on the model the clo
 move between a claim and a restart, so a time axis would draw them on top of each other. Two
 lanes: the server processes above (one band per process, labelled with its run_id), the
 lease below (its grant and extensions, each marked with the stamp it wrote, its deadline and
-the sweep's verdict).
+the sweep's verdict). The figure carries alt text (`alt_text`) that tells the same story in
+words, its processes named by number so that a live run_id never reaches a stored notebook.
 """
 
 import matplotlib.pyplot as plt
 
 from ..histories import Trace
-from ..text import short
+from ..text import reply, short
+from .alt import describe
 
 FIGSIZE = (8.0, 2.8)
 
@@ -116,6 +118,7 @@ def draw_timeline(trace: Trace, ax=None) -> dict:
                  fontsize=9)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+    describe(ax.figure, alt_text(trace))
     return {
         "figure": ax.figure,
         "ax": ax,
@@ -129,3 +132,36 @@ def draw_timeline(trace: Trace, ax=None) -> dict:
         "sweep": sweep_marker,
         "sweep_label": sweep_label,
     }
+
+
+def alt_text(trace: Trace) -> str:
+    """The timeline in words: the history, each step with the process it ran in and the stamp
+    it left, then what the sweep found and decided."""
+    steps = []
+    for step in trace.steps:
+        process = trace.process_name(step.run_id)
+        stamp = step.row.get(b"lease_epoch")
+        named = trace.process_name(stamp)
+        name = step.action.replace("_", " ")
+        if step.action == "restart":
+            steps.append(f"restart, {process} takes over")
+        elif step.action in GRANTS and step.reply in (None, 0):
+            steps.append(f"{name} in {process}, which grants nothing (reply {reply(step.reply)})")
+        elif step.action in SCRIPTED:
+            kept = "has none" if stamp is None else f"keeps the stamp of {named}"
+            steps.append(f"{name} in {process}, which writes no stamp: the row {kept}")
+        elif step.action in GRANTS:
+            steps.append(f"{name} in {process}, which writes the stamp of {named}")
+        elif step.action == "expire":
+            steps.append("expire, the deadline passes")
+        elif step.action == "sweep":
+            steps.append(f"sweep in {process}")
+        else:
+            steps.append(step.action)
+    found = ("no stamp" if trace.lease_epoch is None
+             else f"the stamp of {trace.process_name(trace.lease_epoch)}")
+    where = "the live server" if trace.executor == "live" else f"the {trace.executor}"
+    return (f"Timeline of one lease, \"{trace.history.title}\", max_stalled {trace.max_stalled}, "
+            f"played on {where}. Steps in order: {'; '.join(steps)}. The sweep "
+            f"finds {found} and runs in {trace.process_name(trace.sweep_run_id)}: "
+            f"{trace.verdict}, so the job is {trace.outcome}.")

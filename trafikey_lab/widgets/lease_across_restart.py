@@ -5,9 +5,7 @@ The widget only wires its controls to the library: the course logic it shows (th
 play, the counterfactual, the comparison rows) is in `trafikey_lab.across_restart`.
 """
 
-import base64
 import html
-import io
 import threading
 
 import ipywidgets as widgets
@@ -25,6 +23,7 @@ from ..across_restart import (
 from ..errors import LabError, ReplyError
 from ..executors import Queue
 from ..histories import HISTORIES, LEASE_MS, Trace, play, verdict_line
+from ..plots.alt import bundle
 from ..plots.timeline import draw_timeline
 from ..sweep_report import describe_write
 from ..table import Table
@@ -34,30 +33,38 @@ def _list(items) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul>"
 
 
-def _png_output(figure) -> dict:
-    """The figure as one display_data output of a PNG, for an Output widget's `outputs`.
+LABELS = {"description_width": "initial"}
+"""Labels as wide as their text, so that none is cut off."""
+
+
+def _figure_output(figure) -> dict:
+    """The figure as one display_data output for an Output widget's `outputs`: the PNG, and an
+    <img> with the figure's alt text, which JupyterLab shows in its place (`plots.alt.bundle`).
 
     Setting `outputs` changes the widget's state and nothing else. Drawing inside `with
     output:` instead tags the kernel's messages with the widget's msg_id, and under Voila the
     server-side executor then captures them and writes the widget's state back to the kernel;
     that write now and then goes unsent, and the page waits for the cell forever (seen as the
     projector app hanging in about 1 load of 10 on a busy machine)."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=figure.dpi, bbox_inches="tight")
-    return {
-        "output_type": "display_data",
-        "data": {"image/png": base64.b64encode(buffer.getvalue()).decode("ascii"),
-                 "text/plain": "the timeline of the chosen history"},
-        "metadata": {},
-    }
+    data, metadata = bundle(figure)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
+def progress_html(done: int, count: int) -> str:
+    """A native progress bar inside its visible label, "live run": a screen reader announces it
+    by that name as a progress bar, which the ipywidgets one (plain boxes) is not."""
+    return (f'<label>live run <progress max="{count}" value="{done}"></progress> '
+            f'{done} of {count} steps done</label>')
 
 
 class LeaseAcrossRestart:
     """The history selector, the budget and the Run live button, over one update method.
 
     live is the executor the button plays on (course.live in the notebooks); None shows why
-    nothing can run live. Controls: history, max_stalled, run_live; outputs: figure (an
-    Output), verdict, writes, why, counterfactual, progress, status, comparison.
+    nothing can run live. Controls: history, max_stalled (both drop-downs: an ipywidgets
+    slider gives its handle no accessible name), run_live; outputs: figure (an Output),
+    verdict, writes, why, counterfactual, progress (steps done of steps, drawn as a native
+    progress bar), status, comparison.
     """
 
     def __init__(self, live=None, queue: Queue = QUEUE):
@@ -65,9 +72,10 @@ class LeaseAcrossRestart:
         self.queue = queue
         self.history = widgets.Dropdown(
             options=[(h.title, key) for key, h in HISTORIES.items()], value="restarted",
-            description="history")
-        self.max_stalled = widgets.IntSlider(value=1, min=MAX_STALLED[0], max=MAX_STALLED[-1],
-                                             description="max_stalled")
+            description="history", style=LABELS)
+        self.max_stalled = widgets.Dropdown(
+            options=[(str(n), n) for n in MAX_STALLED], value=1, description="max_stalled",
+            style=LABELS)
         self.figure = widgets.Output(layout=widgets.Layout(min_height="290px"))
         self.verdict = widgets.HTML()
         self.writes = widgets.HTML()
@@ -75,7 +83,9 @@ class LeaseAcrossRestart:
         self.counterfactual = widgets.HTML()
         self.run_live = widgets.Button(description="Run live", icon="play",
                                        tooltip="play this history on the live server")
-        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="live")
+        self.steps_done = 0
+        self.step_count = 1
+        self.progress = widgets.HTML(progress_html(0, 1))
         self.status = widgets.Label()
         self.comparison = widgets.HTML()
         self.trace: Trace | None = None
@@ -108,7 +118,7 @@ class LeaseAcrossRestart:
                                               self.queue)
         trace = self.trace
         self.drawn = draw_timeline(trace)
-        self.figure.outputs = (_png_output(self.drawn["figure"]),)
+        self.figure.outputs = (_figure_output(self.drawn["figure"]),)
         plt.close(self.drawn["figure"])
         self.verdict.value = f"<code>{html.escape(verdict_line(trace))}</code>"
         (member,) = self.plan
@@ -120,16 +130,19 @@ class LeaseAcrossRestart:
         self.counterfactual.value = (f"<b>counterfactual, exempt always false:</b> "
                                      f"{counterfactual_note(trace)}")
         self.live_trace = None
-        self.progress.value = 0
+        self._show_progress(0, len(trace.steps))
         self.status.value = "not run live yet for this choice"
         self.comparison.value = ""
 
+    def _show_progress(self, done: int, count: int) -> None:
+        self.steps_done, self.step_count = done, count
+        self.progress.value = progress_html(done, count)
+
     def _on_progress(self, index: int, count: int, action: str) -> None:
-        self.progress.max = count
-        self.progress.value = index
+        self._show_progress(index, count)
         if action == "expire":
-            self.status.value = (f"step {index + 1} of {count}: waiting {LEASE_MS} ms for the "
-                                 f"lease to run out")
+            self.status.value = (f"step {index + 1} of {count}: waiting until the {LEASE_MS} ms "
+                                 f"lease has run out")
         else:
             self.status.value = f"step {index + 1} of {count}: {action.replace('_', ' ')}"
 
@@ -172,7 +185,7 @@ class LeaseAcrossRestart:
         finally:
             self.run_live.disabled = False
         self.live_trace = live_trace
-        self.progress.value = self.progress.max
+        self._show_progress(self.step_count, self.step_count)
         rows = comparison_rows(self.trace, live_trace)
         agreed = all(mark == AGREE for *_, mark in rows)
         self.status.value = (
