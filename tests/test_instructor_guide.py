@@ -10,8 +10,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "instructor-guide.md"
 NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-# | start | minutes | part |: start is H:MM in the workshop, "after" past it, none for the total
-PLAN_ROW = re.compile(r"^\| (\d+:\d\d|after)? *\| (?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
+# | session | start | minutes | part |: session "before", "after" or a number; start H:MM in a
+# session, empty for "before", "after" and a session's total
+PLAN_ROW = re.compile(r"^\| (before|after|\d+) \| (\d+:\d\d)? *\| (?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
+SESSION_MINUTES = 90
 
 
 def stated_minutes(notebook: Path) -> int:
@@ -22,36 +24,45 @@ def stated_minutes(notebook: Path) -> int:
     return int(found.group(1))
 
 
-def plan() -> list[tuple[str | None, int, str]]:
-    """The plan table's rows: start ("H:MM", "after" or None for the total), minutes, part."""
+def plan() -> list[tuple[str, str | None, int, str]]:
+    """The plan table's rows: session, start ("H:MM", or None), minutes, part."""
     section = GUIDE.read_text().split("## The plan", 1)[1].split("\n## ", 1)[0]
-    return [(m.group(1), int(m.group(2)), m.group(3)) for line in section.splitlines()
+    return [(m.group(1), m.group(2), int(m.group(3)), m.group(4)) for line in section.splitlines()
             if (m := PLAN_ROW.match(line))]
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
 def test_the_plan_gives_each_notebook_the_minutes_its_header_states(notebook):
-    rows = [minutes for _, minutes, part in plan() if f"`{notebook.stem}`" in part]
+    rows = [minutes for _, _, minutes, part in plan() if f"`{notebook.stem}`" in part]
     assert rows == [stated_minutes(notebook)], (
         f"the guide's plan gives {notebook.stem} {rows} minutes; its header states "
         f"{stated_minutes(notebook)}. Change one so they agree.")
 
 
-def test_the_plan_covers_every_notebook_and_nothing_else_named_like_one():
-    named = re.findall(r"`(\d\d_\w+)`", "".join(part for _, _, part in plan()))
+def test_the_plan_covers_every_notebook_in_course_order_and_nothing_else_named_like_one():
+    named = re.findall(r"`(\d\d_\w+)`", "".join(part for *_, part in plan()))
     assert named == [notebook.stem for notebook in NOTEBOOKS]
 
 
-def test_the_plan_adds_up_to_90_minutes_and_each_part_starts_when_the_last_ends():
-    rows = [row for row in plan() if row[0] != "after"]
-    *parts, (total_start, total, _) = rows
-    assert total_start is None and total == 90
-    clock = 0
-    for start, minutes, part in parts:
-        hours, mins = map(int, start.split(":"))
-        assert hours * 60 + mins == clock, f"{part} starts at {start}, not at minute {clock}"
-        clock += minutes
-    assert clock == total
+def test_each_session_runs_without_gaps_to_its_total_of_90_minutes():
+    sessions = sorted({session for session, *_ in plan() if session.isdigit()})
+    assert sessions == ["1", "2"]
+    for session in sessions:
+        *parts, (_, total_start, total, _) = [row for row in plan() if row[0] == session]
+        assert total_start is None and total == SESSION_MINUTES
+        clock = 0
+        for _, start, minutes, part in parts:
+            hours, mins = map(int, start.split(":"))
+            assert hours * 60 + mins == clock, f"{part} starts at {start}, not at minute {clock}"
+            clock += minutes
+        assert clock == total
+
+
+def test_only_notebook_00_comes_before_and_only_05_and_06_after():
+    before = [part for session, _, _, part in plan() if session == "before"]
+    after = [part for session, _, _, part in plan() if session == "after"]
+    assert before == ["`00_start_here`"]
+    assert after == ["`05_beyond_one_server`", "`06_why_natively`"]
 
 
 def make_targets() -> set[str]:
