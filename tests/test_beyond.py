@@ -1,6 +1,7 @@
 """Notebook 05's library: the replica, the failback's INFO fields, the append-only file and the
 model of what other queues charge for a restart."""
 
+import decimal
 import math
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from trafikey_lab import beyond
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
+from trafikey_lab.plots import alt
 from trafikey_lab.server import LabServer
 
 QUEUE = Queue("{beyond}")
@@ -74,11 +76,25 @@ def test_a_quick_restart_and_a_long_one_give_the_same_exempt_verdict():
     assert shown[1].startswith("down 0.6 s: sweep [[b'job-1'], []] · stalled (none)")
 
 
+def exact_tail(mean: str, at_least: int) -> float:
+    """P(N >= at_least) as 1 - P(N < at_least), in 200-digit decimals: exact where floats are
+    noise."""
+    with decimal.localcontext() as context:
+        context.prec = 200
+        m = decimal.Decimal(mean)
+        below = sum(m ** k / math.factorial(k) for k in range(at_least)) * (-m).exp()
+        return float(1 - below)
+
+
 def test_the_poisson_tail_matches_its_complement_and_is_never_noise():
     for mean, at_least in [(0.5, 1), (2.0, 3), (7.0, 4)]:
         below = sum(math.exp(-mean) * mean ** k / math.factorial(k) for k in range(at_least))
         assert beyond.poisson_tail(mean, at_least) == pytest.approx(1 - below)
-    assert beyond.poisson_tail(0.001, 26) >= 0.0
+    # Far in the tail, 1 - P(N < 26) in floats is 0.0: the value is about 2.5e-105.
+    for mean, at_least in [("0.001", 26), ("0.00595", 5), ("0.3", 2)]:
+        assert beyond.poisson_tail(float(mean), at_least) == pytest.approx(
+            exact_tail(mean, at_least), rel=1e-12)
+    assert beyond.poisson_tail(0.001, 26) == pytest.approx(2.4772e-105, rel=1e-4)
     assert beyond.poisson_tail(0.0, 1) == 0.0 and beyond.poisson_tail(0.0, 0) == 1.0
 
 
@@ -89,7 +105,7 @@ def test_trafikey_dead_letters_no_job_for_restarts_whatever_the_load():
     assert by_queue["BullMQ"] > by_queue["Amazon SQS"] > 0
 
 
-def test_a_restart_shorter_than_the_lease_costs_no_queue_anything():
+def test_the_model_assumes_a_restart_shorter_than_the_lease_costs_no_queue_anything():
     rows = beyond.restart_dead_letters(200, 10, 30, lease_s=60, down_s=30)
     assert all(r["dead_per_week"] == 0.0 for r in rows)
 
@@ -100,6 +116,38 @@ def test_bullmqs_row_is_the_jobs_that_lose_two_leases_at_its_default_budget_of_o
     expected = 100 * beyond.WEEK_MIN / 60 * (1 - math.exp(-mean) * (1 + mean))
     assert rows[0]["queue"] == "BullMQ"
     assert rows[0]["dead_per_week"] == pytest.approx(expected)
+
+
+def test_each_queues_forgiven_leases_follow_its_documented_off_by_one():
+    forgiven = {b.queue: (b.limit, b.forgiven) for b in beyond.BUDGETS}
+    # BullMQ fails a job whose stall count exceeds maxStalledCount; asynq archives at the
+    # expiry that finds MaxRetry retries used; SQS moves a message once its receive count
+    # exceeds maxReceiveCount, the first receive included.
+    assert forgiven["BullMQ"] == ("maxStalledCount 1 (default)", 1)
+    assert forgiven["asynq"] == ("MaxRetry 25 (default)", 25)
+    assert forgiven["Amazon SQS"] == ("maxReceiveCount 5 (your choice)", 4)
+    assert forgiven["trafikey"] == ("max_stalled 1", 0)
+
+
+def test_trafikeys_forgiven_is_what_the_model_forgives_at_max_stalled_1(model):
+    """The first counted stall at max_stalled 1 is a death: nothing is forgiven."""
+    queue = Queue("{forgiven}")
+    model.add(queue, "job-1", b"p")
+    claimed = model.claim(queue, 1000)
+    model.wait_until(claimed[2])
+    assert model.sweep(queue, 1) == [[], [b"job-1"]]
+
+
+def test_a_share_below_one_in_a_billion_is_said_in_words_not_in_false_digits():
+    rows = {r["queue"]: r for r in beyond.restart_dead_letters(200, 2, 30, 30, 60)}
+    assert rows["asynq"]["dead_per_week"] < 1e-70
+    assert beyond.dead_text(rows["asynq"]) == "fewer than one job in a billion"
+    assert 1e-9 < rows["Amazon SQS"]["dead_per_week"] < 1e-8
+    assert beyond.dead_text(rows["Amazon SQS"]) == "fewer than one job in a billion"
+    assert beyond.dead_text(rows["BullMQ"]) == "1.2"
+    assert beyond.dead_text(rows["trafikey"]) == "0"
+    table = beyond.dead_letter_table(list(rows.values()))
+    assert "e-" not in table and "0, restarts not counted" in table
 
 
 def test_a_model_input_out_of_range_is_refused_with_what_it_must_be():
@@ -120,16 +168,25 @@ def test_the_figure_has_one_labelled_bar_per_queue():
     assert [t.get_text() for t in ax.get_yticklabels()] == [r["queue"] for r in rows]
     assert "dead-lettered" in ax.get_xlabel()
     assert len({bar.get_facecolor() for bar in bars}) == len(rows)
+    assert alt.alt_text(fig) == (
+        "Horizontal bars, one per queue, of the healthy jobs that restarts alone dead-letter in "
+        "a week, in the model: BullMQ 1.2; asynq fewer than one job in a billion; Amazon SQS "
+        "fewer than one job in a billion; trafikey 0.")
+    assert [t.get_text() for t in ax.texts] == [beyond.dead_text(r) for r in rows]
     plt.close(fig)
 
 
 def test_the_restart_costs_widget_redraws_its_table_when_a_slider_moves():
     widget = beyond.restart_costs()
-    assert "<td>BullMQ</td><td>1</td><td>1.19</td>" in widget.shown.value
-    assert "<svg" in widget.shown.value
+    bullmq = "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td>"
+    assert bullmq + "<td>1.2</td>" in widget.shown.value
+    assert '<svg role="img" aria-label="Horizontal bars, one per queue' in widget.shown.value
+    assert "BullMQ 1.2;" in widget.shown.value
     widget.controls["down_s"].value = 10
     assert all(r["dead_per_week"] == 0.0 for r in widget.rows)
-    assert "<td>BullMQ</td><td>1</td><td>0</td>" in widget.shown.value
+    assert bullmq + "<td>0</td>" in widget.shown.value
+    assert "BullMQ 0;" in widget.shown.value
+    assert all(c.style.description_width == "initial" for c in widget.controls.values())
     assert repr(widget) == "RestartCosts: five sliders, the table and the figure of the model"
 
 

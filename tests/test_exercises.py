@@ -80,29 +80,4 @@ def test_something_that_is_not_a_function_is_told_to_be_one():
 # -- 04: its catalogue is in test_exercise_history.py ----------------------------------------
 
 
-# -- 05: promote the replica ------------------------------------------------------------------
-
-from trafikey_lab.exercises import check_promotion  # noqa: E402
-
-
-def test_replicaof_no_one_is_right_and_the_promoted_replica_finds_the_lease_exempt(lab):
-    feedback = check_promotion(lambda c: c.execute_command("REPLICAOF", "NO", "ONE"), lab)
-    assert feedback.right and kinds(feedback) == [RIGHT, RIGHT, RIGHT]
-    assert "sends the old primary's lease back to pending uncounted" in texts(feedback)
-
-
-def test_a_promote_that_does_nothing_leaves_a_replica_and_says_so(lab):
-    feedback = check_promotion(lambda c: None, lab)
-    assert kinds(feedback) == [WRONG]
-    assert "still answers role slave" in texts(feedback)
-
-
-def test_a_promote_that_raises_is_called_wrong_with_the_servers_error(lab):
-    feedback = check_promotion(lambda c: c.execute_command("FAILOVER"), lab)
-    assert kinds(feedback) == [WRONG]
-    assert "FAILOVER is not valid when server is a replica" in texts(feedback)
-
-
-def test_a_promote_that_is_not_a_function_is_called_wrong_before_any_server_starts(lab):
-    feedback = check_promotion("REPLICAOF NO ONE", lab)
-    assert kinds(feedback) == [WRONG] and "define it as a function" in texts(feedback)
+# -- 05: its catalogue is in test_exercise_promotion.py --------------------------------------

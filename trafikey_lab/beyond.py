@@ -6,6 +6,7 @@ append-only server of their own) and stop them, folders removed, however the run
 returns a Shown whose lines hold no run_id, port or path, only what was compared.
 """
 
+import html
 import math
 import tempfile
 import time
@@ -15,6 +16,7 @@ from .caveats import Shown, unavailable, wait_in_sync, replica_of
 from .errors import LabError, ReplyError
 from .executors import LiveExecutor, Queue
 from .histories import JOB, LEASE_MS
+from .plots import alt
 from .server import LabServer, OwnedServer
 
 VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
@@ -186,24 +188,34 @@ def downtime_verdicts(queue: Queue, wait_s: float = 1.0) -> Shown:
 
 @dataclass(frozen=True)
 class Budget:
-    """One queue's rule, as the model plays it: a job is dead-lettered once the leases it
-    lost to restarts exceed `forgiven`. `counts_restarts` False: a restart costs it nothing."""
+    """One queue's rule, as the model plays it: a job is dead-lettered once the leases it lost
+    exceed `forgiven`. `limit` is the setting as the queue's own documentation names it, and
+    `forgiven` what that setting forgives, off-by-one included (notebook 05 cites each page).
+    `counts_restarts` False: a lease that crossed a restart is not counted at all."""
 
     queue: str
+    limit: str
     forgiven: int
     counts_restarts: bool
-    what: str
 
 
 BUDGETS = (
-    Budget("BullMQ", 1, True, "stalledCounter against maxStalledCount (default 1)"),
-    Budget("asynq", 25, True, "a lease-expired task is retried against MaxRetry (default 25)"),
-    Budget("Amazon SQS", 5, True, "failed receives against maxReceiveCount (5 here, your "
-                                  "choice)"),
-    Budget("trafikey", 1, False, "stalled against max_stalled, a restart's lease exempt"),
+    # A job fails once its stall count is greater than maxStalledCount: the second stall.
+    Budget("BullMQ", "maxStalledCount 1 (default)", 1, True),
+    # A task whose lease expires with all MaxRetry retries used is archived: the 26th.
+    Budget("asynq", "MaxRetry 25 (default)", 25, True),
+    # A message goes to the dead-letter queue when its receive count would exceed
+    # maxReceiveCount; the first receive counts, so the 5th lost lease is the last.
+    Budget("Amazon SQS", "maxReceiveCount 5 (your choice)", 4, True),
+    # stalled + 1 reaching max_stalled is a death: at 1, the first counted stall.
+    Budget("trafikey", "max_stalled 1", 0, False),
 )
 
 WEEK_MIN = 7 * 24 * 60
+
+NEGLIGIBLE_SHARE = 1e-9
+"""Below this share of the week's jobs, the model says "fewer than one job in a billion": its
+inputs are guesses, so a figure such as 2.3e-80 would be precision the model does not have."""
 
 
 def poisson_tail(mean: float, at_least: int) -> float:
@@ -220,9 +232,11 @@ def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minu
                          lease_s: float, down_s: float, budgets=BUDGETS) -> list[dict]:
     """Healthy jobs a week each queue dead-letters because of restarts alone, in a model:
     jobs_in_flight jobs at all times, each running job_minutes; restarts come at random
-    (Poisson) restarts_per_week times a week and each lasts down_s seconds. A restart
-    shorter than the lease loses no lease; a longer one costs every job in flight one lease.
-    A job is dead-lettered when its lost leases exceed what its queue forgives."""
+    (Poisson) restarts_per_week times a week and each lasts down_s seconds. The model assumes
+    that a restart shorter than the lease loses no lease (every worker renews its lease as soon
+    as the server is back, before the lease runs out), and that a longer one costs every job
+    in flight one lost lease. A job is dead-lettered when its lost leases exceed what its queue
+    forgives."""
     if jobs_in_flight < 0 or restarts_per_week < 0 or job_minutes <= 0 or lease_s <= 0:
         raise ValueError("jobs_in_flight and restarts_per_week must be 0 or more, job_minutes "
                          "and lease_s more than 0")
@@ -232,16 +246,37 @@ def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minu
     rows = []
     for budget in budgets:
         share = poisson_tail(mean, budget.forgiven + 1) if budget.counts_restarts else 0.0
-        rows.append({"queue": budget.queue, "forgiven": budget.forgiven,
-                     "dead_per_week": jobs_per_week * share, "rule": budget.what})
+        rows.append({"queue": budget.queue, "limit": budget.limit, "forgiven": budget.forgiven,
+                     "counts_restarts": budget.counts_restarts, "share": share,
+                     "dead_per_week": jobs_per_week * share})
     return rows
 
 
+def dead_text(row: dict) -> str:
+    """A row's healthy jobs dead-lettered a week, to the precision the model has."""
+    if row["dead_per_week"] == 0:
+        return "0"
+    if row["share"] < NEGLIGIBLE_SHARE:
+        return "fewer than one job in a billion"
+    return f"{row['dead_per_week']:.2g}"
+
+
+def _forgiven_text(row: dict) -> str:
+    return str(row["forgiven"]) if row["counts_restarts"] else f"{row['forgiven']}, restarts not counted"
+
+
 def dead_letter_table(rows: list[dict]) -> str:
-    lines = [f"{'queue':<12} {'forgiven':>8} {'dead a week':>12}  rule"]
-    lines += [f"{r['queue']:<12} {r['forgiven']:>8} {r['dead_per_week']:>12.3g}  {r['rule']}"
+    lines = [f"{'queue':<12} {'limit':<32} {'lost leases forgiven':<24} healthy jobs dead a week"]
+    lines += [f"{r['queue']:<12} {r['limit']:<32} {_forgiven_text(r):<24} {dead_text(r)}"
               for r in rows]
     return "\n".join(lines)
+
+
+def dead_letter_alt(rows: list[dict]) -> str:
+    """The figure's alt text: what each bar shows, in the table's words."""
+    bars = "; ".join(f"{r['queue']} {dead_text(r)}" for r in rows)
+    return (f"Horizontal bars, one per queue, of the healthy jobs that restarts alone "
+            f"dead-letter in a week, in the model: {bars}.")
 
 
 # Okabe-Ito, readable by colour-blind readers; each bar also carries its queue's name and value.
@@ -258,12 +293,14 @@ def plot_dead_letters(rows: list[dict], ax=None):
     values = [r["dead_per_week"] for r in rows]
     bars = ax.barh(names, values, color=_COLOURS[:len(rows)],
                    hatch=["", "//", "..", "xx", "\\\\", "oo"][:len(rows)], edgecolor="black")
-    for bar, value in zip(bars, values):
-        ax.annotate(f"{value:.3g}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+    for bar, row in zip(bars, rows):
+        ax.annotate(dead_text(row), (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                     xytext=(4, 0), textcoords="offset points", va="center")
     ax.set_xlabel("healthy jobs dead-lettered a week by restarts (model)")
     ax.invert_yaxis()
-    ax.set_xlim(0, max(values + [1.0]) * 1.25)
+    # Room on the right for the longest label, "fewer than one job in a billion".
+    ax.set_xlim(0, max(values + [1.0]) * 2.2)
+    alt.describe(ax.figure, dead_letter_alt(rows))
     return bars
 
 
@@ -278,15 +315,16 @@ def _figure_svg(rows: list[dict]) -> str:
     out = io.StringIO()
     figure.savefig(out, format="svg")
     svg = out.getvalue()
-    return svg[svg.index("<svg"):]
+    label = html.escape(alt.alt_text(figure), quote=True)
+    return svg[svg.index("<svg"):].replace("<svg", f'<svg role="img" aria-label="{label}"', 1)
 
 
 def _table_html(rows: list[dict]) -> str:
     body = "".join(
-        f"<tr><td>{r['queue']}</td><td>{r['forgiven']}</td><td>{r['dead_per_week']:.3g}</td>"
-        f"<td>{r['rule']}</td></tr>" for r in rows)
-    return ("<table><tr><th>queue</th><th>forgiven</th><th>dead a week</th><th>rule</th></tr>"
-            f"{body}</table>")
+        f"<tr><td>{r['queue']}</td><td>{r['limit']}</td><td>{_forgiven_text(r)}</td>"
+        f"<td>{dead_text(r)}</td></tr>" for r in rows)
+    return ("<table><tr><th>queue</th><th>limit</th><th>lost leases forgiven</th>"
+            f"<th>healthy jobs dead a week</th></tr>{body}</table>")
 
 
 def restart_costs():
@@ -296,12 +334,18 @@ def restart_costs():
 
     class RestartCosts(w.VBox):
         def __init__(self):
+            # The labels carry their units and are never cut off (description_width).
+            wide = {"description_width": "initial"}
             self.controls = {
-                "jobs_in_flight": w.IntSlider(200, 0, 2000, 50, description="jobs in flight"),
-                "restarts_per_week": w.IntSlider(2, 0, 20, 1, description="restarts/week"),
-                "job_minutes": w.IntSlider(30, 1, 240, 1, description="job minutes"),
-                "lease_s": w.IntSlider(30, 5, 300, 5, description="lease s"),
-                "down_s": w.IntSlider(60, 1, 600, 1, description="down s"),
+                "jobs_in_flight": w.IntSlider(200, 0, 2000, 50, description="jobs in flight",
+                                              style=wide),
+                "restarts_per_week": w.IntSlider(2, 0, 20, 1, description="restarts a week",
+                                                 style=wide),
+                "job_minutes": w.IntSlider(30, 1, 240, 1, description="job length (min)",
+                                           style=wide),
+                "lease_s": w.IntSlider(30, 5, 300, 5, description="lease (s)", style=wide),
+                "down_s": w.IntSlider(60, 1, 600, 1, description="each restart down (s)",
+                                      style=wide),
             }
             self.shown = w.HTML()
             super().__init__([*self.controls.values(), self.shown])

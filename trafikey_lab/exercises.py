@@ -1080,51 +1080,153 @@ def check_history(steps, *, executors: tuple[Executor, ...] | None = None,
 
 PROMOTE_QUEUE = Queue("{promote}")
 
+SETTLE_S = 5.0
+"""How long the roles may take to settle once hand_over returns: FAILOVER works in the
+background, and a demoted primary syncs from its new primary."""
 
-def check_promotion(promote, server) -> Feedback:
-    """The learner's `promote(client)`, which should make the replica that client talks to a
-    primary. Run on a fresh replica of `server` holding one lease `server` granted; right when
-    the replica answers as a primary with its own run_id and its sweep finds the lease exempt."""
-    from .caveats import unavailable
-    from .beyond import JOB, LEASE_MS, replica_of
+
+def _settled(primary, replica) -> tuple[dict, dict]:
+    """INFO replication of both servers once the handover is done, or once nothing is moving:
+    a FAILOVER under way, or the old primary still syncing from the replica, is moving."""
+    import time
+
+    start = time.monotonic()
+    while True:
+        old, new = primary.client.info("replication"), replica.client.info("replication")
+        follows = old["role"] == "slave" and old.get("master_port") == replica.port
+        if new["role"] == "master" and follows and old.get("master_link_status") == "up":
+            return old, new
+        moving = (old.get("master_failover_state", "no-failover") != "no-failover"
+                  or (follows and old.get("master_link_status") != "up"))
+        waited = time.monotonic() - start
+        if waited > SETTLE_S or (not moving and waited > 0.2):
+            return old, new
+        time.sleep(0.02)
+
+
+def _holds_the_lease(primary, replica, queue: Queue, job: bytes) -> bool:
+    """Whether, within SETTLE_S, the replica holds the lease and the primary counts it online:
+    a FAILOVER to a replica it does not yet count so is refused. (A replica is counted from its
+    first acknowledgement, sent once a second.)"""
+    import time
+
+    def online() -> bool:
+        info = primary.client.info("replication")
+        return any(info.get(f"slave{i}", {}).get("state") == "online" for i in range(2))
+
+    deadline = time.monotonic() + SETTLE_S
+    while replica.client.zscore(queue.active, job) is None or not online():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _follows(info: dict, names: dict) -> str:
+    port = info.get("master_port")
+    return names.get(port, f"a server on port {port}")
+
+
+def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
+    """Why the two servers are not a primary (the replica) and its replica (the old primary),
+    in sync; None when they are."""
+    names = {primary.port: "the old primary", replica.port: "itself"}
+    if new["role"] == "master" and old["role"] == "master":
+        return ("both servers now answer as primaries. A worker still connected to the old one "
+                "could go on extending its lease there, out of the new primary's sight, and the "
+                "two datasets drift apart: the old primary has to become the new one's replica.")
+    if new["role"] != "master" and old["role"] != "master":
+        return (f"neither server answers as a primary: the old primary follows "
+                f"{_follows(old, {replica.port: 'the replica', primary.port: 'itself'})}, and "
+                f"the replica follows {_follows(new, names)}. One of them has to stop "
+                "following anyone.")
+    if new["role"] != "master":
+        if new.get("master_port") == replica.port:
+            return ("the replica now follows itself (the port it is told to follow is its own), "
+                    "which never connects: it is still a replica, and the primary still answers "
+                    "as the primary.")
+        if replica.client.config_get("replica-read-only").get("replica-read-only") == "no":
+            return ("the replica accepts writes now (replica-read-only no), but it still follows "
+                    "its primary: its next full sync throws away what was written there, and the "
+                    "primary still answers as the primary.")
+        return ("nothing changed in the roles: the replica still follows the primary (INFO "
+                "replication calls a replica role slave, the older word Valkey keeps), and the "
+                "primary still answers as one. A handover changes the role of both servers.")
+    if old.get("master_port") != replica.port:
+        return (f"the replica answers as a primary, but the old primary follows "
+                f"{_follows(old, {primary.port: 'itself'})}, not the new primary.")
+    if old.get("master_link_status") == "up":
+        return None
+    return (f"the replica answers as a primary and the old primary follows it, but it had not "
+            f"caught up with it within {SETTLE_S:g} s (link {old.get('master_link_status')}).")
+
+
+def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
+    """The learner's `hand_over(primary, replica)`, given two servers of the lab (each with
+    .client, .host and .port), where `replica` follows `primary` and holds a lease `primary`
+    granted. Right when, within SETTLE_S of its return, the replica answers as a primary with a
+    run_id of its own, the old primary follows it in sync and refuses the module's verbs, and
+    the new primary's sweep, max_stalled 1, finds the lease exempt. Both servers are started
+    for the check alone, and stopped afterwards, however it ends."""
+    import redis
+
     from .executors import LiveExecutor
+    from .histories import JOB, LEASE_MS
+    from .server import OwnedServer
 
-    exercise = "promote the replica"
-    if not callable(promote):
-        return _feedback(exercise, [Finding(WRONG, f"promote is {promote!r}: define it as a "
-                                                   "function, def promote(client): ...")])
-    if (refused := unavailable(server, "a replica")) is not None:
-        return _feedback(exercise, [Finding(NOTE, refused.lines[0])])
-    primary = LiveExecutor(server)
-    primary.clear(PROMOTE_QUEUE)
-    primary.add(PROMOTE_QUEUE, JOB, b"hello")
-    primary.claim(PROMOTE_QUEUE, LEASE_MS)
-    findings = []
-    try:
-        with replica_of(server) as replica:
-            try:
-                promote(replica.client)
-            except Exception as exc:  # the learner's code may raise anything: say what it was
-                return _feedback(exercise, [Finding(WRONG, f"promote raised {_error(exc).rstrip('.')}: "
-                                                           "send the command that makes a "
-                                                           "replica stop following its primary")])
-            info = replica.client.info("replication")
-            if info["role"] != "master":
-                return _feedback(exercise, [Finding(
-                    WRONG, f"the replica still answers role {info['role']}: it follows its "
-                           "primary until it is told to follow no one (REPLICAOF NO ONE)")])
-            findings.append(Finding(RIGHT, "the replica now answers role master"))
-            findings.append(Finding(
-                RIGHT if replica.run_id != server.run_id else WRONG,
-                "its run_id is its own, not the old primary's"))
-            live = LiveExecutor(replica)
-            live.wait_until(live.deadline(PROMOTE_QUEUE, JOB))
-            exempt = live.sweep(PROMOTE_QUEUE, 1)[0] == [JOB]
-            findings.append(Finding(
-                RIGHT if exempt else WRONG,
-                "its sweep, max_stalled 1, sends the old primary's lease back to pending "
-                "uncounted: the stamp names another process" if exempt else
-                "its sweep did not find the old primary's lease exempt"))
-    finally:
-        primary.clear(PROMOTE_QUEUE)
+    exercise = "hand the primary role to the replica"
+    if not callable(hand_over):
+        return _feedback(exercise, [Finding(WRONG, f"hand_over is {hand_over!r}: define it as "
+                                                   "a function, def hand_over(primary, "
+                                                   "replica): ...")])
+    # By default a primary waits 5 s for more replicas before a diskless sync, and a replica
+    # saves the sync to disk in a thread it looks at once a second; a replica with nothing to
+    # lose loads it as it comes. Either server is the other's primary at some point.
+    quick_sync = ("--repl-diskless-sync-delay", "0", "--repl-diskless-load", "on-empty-db")
+    with OwnedServer(extra_args=quick_sync) as primary, \
+            OwnedServer(extra_args=quick_sync) as replica:
+        granted = LiveExecutor(primary)
+        granted.add(queue, JOB, b"hello")
+        granted.claim(queue, LEASE_MS)
+        # The lease reaches the replica in the snapshot of its first sync.
+        replica.client.execute_command("REPLICAOF", primary.host, str(primary.port))
+        if not _holds_the_lease(primary, replica, queue, JOB):
+            raise LabError(f"the replica was not in sync with the lease within {SETTLE_S:g} s. "
+                           f"Its log says:\n{replica.log_tail()}")
+        try:
+            hand_over(primary, replica)
+        except Exception as exc:  # the learner's code may raise anything: say what it was
+            advice = ("Check which server each command is sent to: a command acts on the server "
+                      "that receives it, and a server refuses what its role does not allow."
+                      if isinstance(exc, redis.ResponseError) else "Fix it and run the cell "
+                      "again.")
+            return _feedback(exercise, [Finding(WRONG, f"hand_over raised "
+                                                       f"{_error(exc).rstrip('.')}. {advice}")])
+        old, new = _settled(primary, replica)
+        if (problem := _roles_problem(old, new, primary, replica)) is not None:
+            return _feedback(exercise, [Finding(WRONG, problem)])
+        findings = [Finding(RIGHT, "the replica answers as a primary, and the old primary "
+                                   "follows it, in sync")]
+        try:
+            LiveExecutor(primary).sweep(queue, 1)
+            refused = "a sweep: it is still writable"
+        except ReplyError as refusal:
+            refused = refusal.text.split(" ", 1)[0]
+        findings.append(Finding(RIGHT if refused == "READONLY" else WRONG,
+                                f"the old primary answers the sweep with {refused}: no worker "
+                                f"can extend a lease there now"))
+        live = LiveExecutor(replica)
+        deadline = live.deadline(queue, JOB)
+        if deadline is None:
+            findings.append(Finding(WRONG, "the lease the old primary granted is gone from the "
+                                           "new primary: the handover lost it"))
+            return _feedback(exercise, findings)
+        live.wait_until(deadline)
+        exempt = live.sweep(queue, 1) == [[JOB], []]
+        findings.append(Finding(
+            RIGHT if exempt else WRONG,
+            "the new primary's sweep, max_stalled 1, sends the old primary's lease back to "
+            "pending uncounted: the stamp names the old primary's process, and the new primary "
+            "runs a process of its own" if exempt else
+            "the new primary's sweep did not find the old primary's lease exempt"))
     return _feedback(exercise, findings)

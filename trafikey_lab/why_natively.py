@@ -6,14 +6,22 @@ INFO a moment earlier, or reads INFO itself on every call. The first is wrong ac
 restart: the caller reads INFO, the server restarts, the script runs on the new process with
 the old run_id, and a lease the old process granted looks as if this process granted it, so
 the restart is counted as a stall. `RunIdRace` plays that race one step at a time on a live
-server; `check_sweep_survives_restart` runs a learner's sweep with the restart placed in the
-worst moment and says whether the job came through.
+server. `check_sweep_survives_restart` runs a learner's scripted sweep once without a restart,
+where it must count the stall, then once with the restart just before each command it sends,
+where the job must come back uncounted every time: a sweep that never counts, and one that
+reads the run_id a command too early, both fail one of the two.
 """
 
-from .exercises import EXERCISE_QUEUE, RIGHT, WRONG, Feedback, Finding
-from .executors import LiveExecutor, Queue
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+import redis
+
+from .exercises import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
+from .executors import LiveExecutor, Queue, script_source
 from .scripted import ScriptedPeer, native_sweep
-from .text import short
+from .text import plain, short
 
 JOB = b"job-1"
 
@@ -84,60 +92,209 @@ class RunIdRace:
                 f"(stamp: {self.stamp()}, compared with: {self._name(compared_with)})")
 
 
-class RestartAfterInfo:
-    """A client that restarts the server at the worst moment for a sweep: right after it has
-    answered an INFO, or, for a sweep that asks none, just before its first command. Every
-    call goes on to the real client."""
+RULES = resources.files("trafikey_lab.scripts").joinpath("common.lua").read_text()
+"""The rules every course script starts with (common.lua); a learner's body runs after them."""
 
-    def __init__(self, live: LiveExecutor):
+
+def run_lua(client, body: str, keys: list, args: list):
+    """Runs `body` as one script (EVAL) on client's server, after the rules every course script
+    starts with (common.lua), so that its functions, stalled_sweep(keys, run_id, opts) among
+    them, are there for the body to call."""
+    return client.eval(RULES + body, len(keys), *keys, *args)
+
+
+_CALLS_A_VERB = re.compile(r"""redis\s*\.\s*p?call\s*\(\s*['"]emq\.""", re.IGNORECASE)
+
+
+class _SweepClient(redis.Redis):
+    """The client a learner's sweep is given: it sends each command through the course's own
+    client and keeps their names; when told to, it restarts the server just before the command
+    numbered `restart_before` (0 for the first) goes out. Scripts it sees loaded are kept in
+    `loaded`, so that the checker can load them into each new process before a run."""
+
+    def __init__(self, live: LiveExecutor, restart_before: int | None, loaded: set[str]):
+        super().__init__(connection_pool=live.client.connection_pool)
         self._live = live
-        self.restarted = False
+        self._restart_before = restart_before
+        self.loaded = loaded
+        self.sent: list[str] = []
+        self.restarted_at: int | None = None
+        """How many commands had gone out when the server restarted, if it did."""
+        self.script_texts: list[str] = []
 
-    def _restart_once(self) -> None:
-        if not self.restarted:
-            self.restarted = True
+    def execute_command(self, *args, **options):
+        name = _text(args[0]).upper()
+        if name == "SCRIPT" and len(args) > 2 and _text(args[1]).upper() == "LOAD":
+            self.loaded.add(_text(args[2]))
+            self.script_texts.append(_text(args[2]))
+        elif name == "EVAL" and len(args) > 1:
+            self.script_texts.append(_text(args[1]))
+        if len(self.sent) == self._restart_before:
+            self.restarted_at = len(self.sent)
             self._live.restart()
+        self.sent.append(name)
+        return self._live.client.execute_command(*args, **options)
 
-    def info(self, *args, **kwargs):
-        answer = self._live.client.info(*args, **kwargs)
-        self._restart_once()
-        return answer
 
-    def __getattr__(self, name):
-        self._restart_once()
-        return getattr(self._live.client, name)
+def _text(value) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
+
+def _load_scripts(live: LiveExecutor, loaded: set[str]) -> None:
+    """The course's scripts and every script the sweep has loaded before, in the running
+    process's cache: a run then starts as a sweep that has run before does, whatever the last
+    restart emptied."""
+    for name in ScriptedPeer.NAMES:
+        live.client.script_load(script_source(name))
+    for text in loaded:
+        live.client.script_load(text)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run of the learner's sweep: where the job ended up, and what the sweep sent."""
+
+    sets: tuple[str, ...]
+    row: dict
+    client: _SweepClient
+    error: Exception | None
+
+
+def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
+         loaded: set[str]) -> _Run:
+    grant_expired_lease(live, queue)
+    _load_scripts(live, loaded)
+    client = _SweepClient(live, restart_before, loaded)
+    error = None
+    try:
+        sweep(client, queue)
+    except Exception as exc:  # the learner's attempt: whatever it raises is a finding
+        error = exc
+    sets = tuple(name for name, key in (("active", queue.active), ("pending", queue.pending),
+                                        ("dead", queue.dead))
+                 if live.client.zscore(key, JOB) is not None)
+    return _Run(sets, live.row(queue, JOB), client, error)
+
+
+def _where(run: _Run) -> str:
+    sets = " and ".join(run.sets) if run.sets else "none of the sorted sets"
+    return (f"the job is in {sets}, its row says state {plain(run.row.get(b'state'))}, "
+            f"stalled {plain(run.row.get(b'stalled'))}")
+
+
+def _control_problem(run: _Run) -> str | None:
+    """What is wrong with the run without a restart, where a sweep must count the stall and,
+    at max_stalled 1, dead-letter the job; None when it did."""
+    state, stalled = run.row.get(b"state"), run.row.get(b"stalled")
+    if run.sets == ("dead",) and state == b"dead" and stalled == b"1":
+        return None
+    if run.sets == ("active",) and state == b"active":
+        return ("with no restart at all, nothing swept the job: its lease has run out and it "
+                "is still active. Sweep the queue's keys (active, pending, dead, prefix) with "
+                "max_stalled 1.")
+    if "active" in run.sets:
+        return (f"with no restart at all, {_where(run)}. A sweep moves the job out of active "
+                "as well as writing its row: a row that says one thing while the sorted sets "
+                "say another is a forgery, and the next claim or sweep goes by the sets.")
+    if run.sets == ("pending",) and stalled is None:
+        return ("with no restart at all, your sweep sent the job back to pending uncounted, "
+                "as if the server had restarted. Its worker stalled under a live server, so "
+                "the stall must count, and at max_stalled 1 the job is dead-lettered. A sweep "
+                "that never counts passes the restart for the wrong reason.")
+    if run.sets == ("pending",):
+        return (f"with no restart at all, your sweep counted the stall but kept the job "
+                f"(stalled {plain(stalled)}, back in pending): sweep with max_stalled 1, where "
+                "the first counted stall dead-letters it.")
+    return (f"with no restart at all, {_where(run)}; a sweep at max_stalled 1 leaves it in dead "
+            "only, with state dead and stalled 1.")
+
+
+def _moment(client: _SweepClient) -> str:
+    """When the restart came, in the sweep's own commands."""
+    at, sent = client.restarted_at, client.sent
+    if at == 0:
+        return f"just before your sweep's first command ({sent[0]})"
+    return f"between your sweep's command {at} ({sent[at - 1]}) and command {at + 1} ({sent[at]})"
+
+
+def _restart_problem(run: _Run) -> str | None:
+    """What is wrong with a run whose lease crossed a restart, where the job must come back to
+    pending uncounted; None when it did."""
+    state, stalled = run.row.get(b"state"), run.row.get(b"stalled")
+    if run.sets == ("pending",) and state == b"pending" and stalled is None:
+        return None
+    if stalled is not None:
+        return (f"a restart {_moment(run.client)} was counted as a stall: {_where(run)}. The "
+                "run_id your sweep compared the stamp with was read before that restart, from "
+                "the process that had gone.")
+    return (f"after a restart {_moment(run.client)}, {_where(run)}: the job should be back in "
+            "pending, uncounted.")
+
+
+def _calls_a_verb(client: _SweepClient) -> bool:
+    return (any(name.startswith("EMQ.") for name in client.sent)
+            or any(_CALLS_A_VERB.search(text.removeprefix(RULES)) for text in client.script_texts))
+
+
+MAX_RESTARTS = 12
+"""Restart positions tried, one run each: a sweep needs only a few commands."""
 
 EXERCISE = "a scripted sweep that survives a restart"
 
 
 def check_sweep_survives_restart(sweep, live: LiveExecutor, queue: Queue = EXERCISE_QUEUE) -> Feedback:
-    """Runs `sweep(client, queue)` (meant to sweep with max_stalled 1) on a job whose lease the
-    running process granted and which has run out, with a client that restarts the server at
-    the worst moment (RestartAfterInfo). Right when the job went back to pending uncounted, as
-    a restart deserves."""
-    grant_expired_lease(live, queue)
-    client = RestartAfterInfo(live)
+    """Runs `sweep(client, queue)`, meant to sweep the queue with max_stalled 1 as a script, on
+    a job whose lease the running process granted and which has run out.
+
+    First without a restart, where a right sweep counts the stall and dead-letters the job.
+    Then once for each command the sweep sends, with the server restarted just before that
+    command: every time, the job must come back to pending uncounted. A sweep that calls the
+    module's verb is not a script, and is told so."""
+    if not callable(sweep):
+        return Feedback(EXERCISE, (Finding(WRONG, f"my_sweep is {sweep!r}: define it as a "
+                                                  "function, def my_sweep(client, queue): ..."),))
+    if getattr(live.server, "external", False):
+        return Feedback(EXERCISE, (Finding(NOTE, "not checked: the lab is using a server it did "
+                                                 "not start, and the check restarts its server. "
+                                                 "Unset TRAFIKEY_VALKEY_URL to let the lab run "
+                                                 "its own."),))
     try:
-        sweep(client, queue)
-    except Exception as exc:  # the learner's attempt: whatever it raises is a finding
-        return Feedback(EXERCISE, (Finding(WRONG, f"your sweep raised {type(exc).__name__}: {exc}. "
-                                                  "Fix it and run the cell again."),))
-    if not client.restarted:
-        live.restart()
-    row = live.row(queue, JOB)
-    state = row.get(b"state")
-    if state == b"active":
-        finding = Finding(WRONG, "the job is still active: nothing swept it. Call a sweep on the "
-                                 "queue's keys (active, pending, dead, prefix) with max_stalled 1.")
-    elif state == b"dead" or b"stalled" in row:
-        finding = Finding(WRONG, "the restart was counted as a stall: the job is "
-                                 f"{state.decode()} with stalled {row.get(b'stalled', b'0').decode()}. "
-                                 "The script compared the stamp with the run_id your code read before "
-                                 "the restart, the old process's. Let the script read INFO itself "
-                                 "(sweep_reading_info), or call EMQ.STALLED.CHECK, whose epoch is the "
-                                 "running process's.")
+        findings = _judge(sweep, live, queue)
+    finally:
+        live.clear(queue)
+    return Feedback(EXERCISE, findings)
+
+
+def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
+    loaded: set[str] = set()
+    control = _run(sweep, live, queue, None, loaded)
+    if control.error is not None:
+        return (Finding(WRONG, f"your sweep raised {type(control.error).__name__}: "
+                               f"{control.error}. Fix it and run the cell again."),)
+    if _calls_a_verb(control.client):
+        return (Finding(WRONG, "your sweep calls the module's verb. The verb survives the "
+                               "restart, as the race above showed; this exercise asks for the "
+                               "sweep as a script, which has to find the right run_id itself."),)
+    if (problem := _control_problem(control)) is not None:
+        return (Finding(WRONG, problem),)
+    tried = 0
+    for position in range(MAX_RESTARTS):
+        run = _run(sweep, live, queue, position, loaded)
+        if run.client.restarted_at is None:
+            break
+        tried += 1
+        if run.error is not None:
+            return (Finding(WRONG, f"after a restart {_moment(run.client)}, your sweep raised "
+                                   f"{type(run.error).__name__}: {run.error}"),)
+        if (problem := _restart_problem(run)) is not None:
+            return (Finding(WRONG, problem),)
     else:
-        finding = Finding(RIGHT, "the job is back in pending with no stall counted: the sweep "
-                                 "compared the stamp with the run_id of the process that ran it.")
-    return Feedback(EXERCISE, (finding,))
+        return (Finding(WRONG, f"your sweep sends more than {MAX_RESTARTS} commands, and the "
+                               f"first {MAX_RESTARTS} restarts did not trouble it; a sweep needs "
+                               "one or two. Make it one script and run the cell again."),)
+    each = ("just before the one command it sends" if tried == 1
+            else f"before each of the {tried} commands it sends, in turn")
+    return (Finding(RIGHT, "with no restart, your sweep counted the stall and dead-lettered the "
+                           f"job; with the server restarted {each}, it sent the job back to "
+                           "pending uncounted: it compared the stamp with the run_id of the "
+                           "process that ran it."),)

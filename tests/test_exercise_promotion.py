@@ -1,0 +1,140 @@
+"""Notebook 05's exercise, hand the primary role to the replica: the checker against a catalogue
+of wrong handovers it must reject, each with a message that helps without naming the commands,
+and of right ones it must accept. Every check starts two servers of its own and stops them."""
+
+import pytest
+
+from trafikey_lab.exercises import RIGHT, WRONG, check_promotion
+
+
+def texts(feedback):
+    return " ".join(f.text for f in feedback.findings)
+
+
+def kinds(feedback):
+    return [f.kind for f in feedback.findings]
+
+
+def does_nothing(primary, replica):
+    pass
+
+
+def replica_follows_itself(primary, replica):
+    replica.client.execute_command("REPLICAOF", replica.host, str(replica.port))
+
+
+def failover_sent_to_the_replica(primary, replica):
+    replica.client.execute_command("FAILOVER")
+
+
+def replica_made_writable(primary, replica):
+    replica.client.config_set("replica-read-only", "no")
+
+
+def promote_sent_to_the_primary(primary, replica):
+    primary.client.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def promote_only(primary, replica):
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def demote_only(primary, replica):
+    primary.client.execute_command("REPLICAOF", replica.host, str(replica.port))
+
+
+def old_primary_pointed_at_itself(primary, replica):
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+    primary.client.execute_command("REPLICAOF", primary.host, str(primary.port))
+
+
+def promoted_then_emptied(primary, replica):
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+    replica.client.flushall()
+    primary.client.execute_command("REPLICAOF", replica.host, str(replica.port))
+
+
+def a_typo(primary, replica):
+    replica.clinet.execute_command("REPLICAOF", "NO", "ONE")
+
+
+WRONG_HANDOVERS = [
+    (does_nothing, "nothing changed in the roles"),
+    (replica_follows_itself, "the replica now follows itself"),
+    (failover_sent_to_the_replica, "FAILOVER is not valid when server is a replica. Check "
+                                   "which server each command is sent to"),
+    (replica_made_writable, "the replica accepts writes now (replica-read-only no)"),
+    (promote_sent_to_the_primary, "nothing changed in the roles"),
+    (promote_only, "both servers now answer as primaries"),
+    (demote_only, "neither server answers as a primary: the old primary follows the replica, "
+                  "and the replica follows the old primary"),
+    (old_primary_pointed_at_itself, "the old primary follows itself, not the new primary"),
+    (promoted_then_emptied, "the lease the old primary granted is gone from the new primary"),
+    (a_typo, "hand_over raised AttributeError: 'OwnedServer' object has no attribute 'clinet'. "
+             "Fix it and run the cell again."),
+]
+
+COMMANDS = ("REPLICAOF", "SLAVEOF", "NO ONE", "FAILOVER", "replicaof")
+
+
+@pytest.mark.parametrize("hand_over,says", WRONG_HANDOVERS,
+                         ids=[h.__name__ for h, _ in WRONG_HANDOVERS])
+def test_the_handover_checker_rejects_each_wrong_handover_saying_what_is_wrong(hand_over, says):
+    feedback = check_promotion(hand_over)
+    assert not feedback.right and WRONG in kinds(feedback)
+    assert says in texts(feedback)
+    if hand_over is not failover_sent_to_the_replica:  # the server's own error names its command
+        assert not any(command in texts(feedback) for command in COMMANDS), texts(feedback)
+
+
+def replicaof(primary, replica):
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+    primary.client.execute_command("REPLICAOF", replica.host, str(replica.port))
+
+
+def slaveof(primary, replica):
+    replica.client.execute_command("SLAVEOF", "NO", "ONE")
+    primary.client.execute_command("SLAVEOF", replica.host, str(replica.port))
+
+
+def the_clients_own_methods(primary, replica):
+    replica.client.replicaof("NO", "ONE")
+    primary.client.replicaof(replica.host, replica.port)
+
+
+def old_primary_demoted_first(primary, replica):
+    primary.client.execute_command("REPLICAOF", replica.host, str(replica.port))
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def a_coordinated_failover(primary, replica):
+    primary.client.execute_command("FAILOVER")
+
+
+def a_coordinated_failover_to_the_replica(primary, replica):
+    primary.client.execute_command("FAILOVER", "TO", replica.host, str(replica.port))
+
+
+RIGHT_HANDOVERS = [replicaof, slaveof, the_clients_own_methods, old_primary_demoted_first,
+                   a_coordinated_failover, a_coordinated_failover_to_the_replica]
+
+
+@pytest.mark.parametrize("hand_over", RIGHT_HANDOVERS, ids=[h.__name__ for h in RIGHT_HANDOVERS])
+def test_the_handover_checker_accepts_each_right_handover(hand_over):
+    feedback = check_promotion(hand_over)
+    assert feedback.right, repr(feedback)
+    assert kinds(feedback) == [RIGHT, RIGHT, RIGHT]
+    assert "the old primary answers the sweep with READONLY" in texts(feedback)
+    assert "sends the old primary's lease back to pending uncounted" in texts(feedback)
+
+
+def test_a_hand_over_that_is_not_a_function_is_called_wrong_before_any_server_starts(
+        monkeypatch):
+    from trafikey_lab import server
+
+    def no_server(*args, **options):
+        raise AssertionError("a server was started")
+
+    monkeypatch.setattr(server, "OwnedServer", no_server)
+    feedback = check_promotion("REPLICAOF NO ONE")
+    assert kinds(feedback) == [WRONG] and "define it as a function" in texts(feedback)
