@@ -176,7 +176,7 @@ def test_the_figure_has_one_labelled_bar_per_queue():
     plt.close(fig)
 
 
-def test_the_restart_costs_widget_redraws_its_table_when_a_slider_moves():
+def test_the_restart_costs_widget_redraws_its_table_when_an_input_changes():
     widget = beyond.restart_costs()
     bullmq = "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td>"
     assert bullmq + "<td>1.2</td>" in widget.shown.value
@@ -187,7 +187,7 @@ def test_the_restart_costs_widget_redraws_its_table_when_a_slider_moves():
     assert bullmq + "<td>0</td>" in widget.shown.value
     assert "BullMQ 0;" in widget.shown.value
     assert all(c.style.description_width == "initial" for c in widget.controls.values())
-    assert repr(widget) == "RestartCosts: five sliders, the table and the figure of the model"
+    assert repr(widget) == "RestartCosts: five number fields, the table and the figure of the model"
 
 
 def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(lab, live,

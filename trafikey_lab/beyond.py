@@ -328,24 +328,23 @@ def _table_html(rows: list[dict]) -> str:
 
 
 def restart_costs():
-    """The model with a slider for each input; the table and the figure redrawn into one HTML
-    area on each change (no Output area, so a stored notebook holds only the text below)."""
+    """The model with a number field for each input; the table and the figure redrawn into one
+    HTML area on each change (no Output area, so a stored notebook holds only the text below).
+    Number fields, not sliders: an ipywidgets slider's handle has no accessible name, while a
+    number field's label names it, and its arrow keys step it as a slider's do."""
     import ipywidgets as w
 
     class RestartCosts(w.VBox):
         def __init__(self):
             # The labels carry their units and are never cut off (description_width).
             wide = {"description_width": "initial"}
+            number = w.BoundedIntText
             self.controls = {
-                "jobs_in_flight": w.IntSlider(200, 0, 2000, 50, description="jobs in flight",
-                                              style=wide),
-                "restarts_per_week": w.IntSlider(2, 0, 20, 1, description="restarts a week",
-                                                 style=wide),
-                "job_minutes": w.IntSlider(30, 1, 240, 1, description="job length (min)",
-                                           style=wide),
-                "lease_s": w.IntSlider(30, 5, 300, 5, description="lease (s)", style=wide),
-                "down_s": w.IntSlider(60, 1, 600, 1, description="each restart down (s)",
-                                      style=wide),
+                "jobs_in_flight": number(200, 0, 2000, 50, description="jobs in flight", style=wide),
+                "restarts_per_week": number(2, 0, 20, 1, description="restarts a week", style=wide),
+                "job_minutes": number(30, 1, 240, 1, description="job length (min)", style=wide),
+                "lease_s": number(30, 5, 300, 5, description="lease (s)", style=wide),
+                "down_s": number(60, 1, 600, 1, description="each restart down (s)", style=wide),
             }
             self.shown = w.HTML()
             super().__init__([*self.controls.values(), self.shown])
@@ -358,6 +357,6 @@ def restart_costs():
             self.shown.value = _table_html(self.rows) + _figure_svg(self.rows)
 
         def __repr__(self) -> str:
-            return "RestartCosts: five sliders, the table and the figure of the model"
+            return "RestartCosts: five number fields, the table and the figure of the model"
 
     return RestartCosts()
