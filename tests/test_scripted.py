@@ -92,3 +92,31 @@ def test_the_small_measurement_gives_each_way_a_server_of_its_own_and_stops_it(m
     # Three sweeps and one INFO run per repeat, each on a server started for it alone.
     assert len(started) == 8 and len({id(server) for server in started}) == 8
     assert not any(server.running for server in started)
+
+
+class ClockAtASecondsEdge:
+    """A client whose TIME answers (s, 999999) then (s + 1, 0), as two calls a microsecond
+    apart across a second's edge would; everything else goes to the real client."""
+
+    def __init__(self, client, seconds):
+        self.client, self.answers, self.ranges = client, [(seconds, 999_999), (seconds + 1, 0)], []
+
+    def time(self):
+        return self.answers.pop(0)
+
+    def zrange(self, *args, **kwargs):
+        self.ranges.append(args)
+        return self.client.zrange(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_the_pipelined_sweep_takes_its_now_from_one_time_call(client):
+    """Seconds from one TIME and microseconds from another made a now up to a second off:
+    here 1000 ms early (s * 1000 + 0 instead of s * 1000 + 999)."""
+    seconds = 1_800_000_000
+    edge = ClockAtASecondsEdge(client, seconds)
+    scripted.pipelined_sweep(edge, QUEUE, scripted.current_run_id(client), 1)
+    (_, _, now), = [(key, low, high) for key, low, high in edge.ranges]
+    assert now == seconds * 1000 + 999

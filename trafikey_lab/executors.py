@@ -189,6 +189,13 @@ class ModelExecutor(Executor):
         return self.server.dump()
 
 
+def server_now_ms(client) -> int:
+    """The server's clock in ms, from one TIME call: its seconds and microseconds belong
+    together, and two calls may straddle a second."""
+    seconds, micros = client.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
 def error_text(exc: redis.ResponseError) -> str:
     """The server's whole error line. redis-py strips the ERR code and maps some codes to
     classes; this puts the code back so both executors' refusals read the same."""
@@ -251,8 +258,7 @@ class LiveExecutor(Executor):
         return self.client.info("server")["run_id"]
 
     def now_ms(self) -> int:
-        seconds, micros = self.client.time()
-        return seconds * 1000 + micros // 1000
+        return server_now_ms(self.client)
 
     def wait_until(self, ms: int) -> None:
         while (now := self.now_ms()) <= ms:

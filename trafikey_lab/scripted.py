@@ -19,7 +19,7 @@ from importlib import resources
 import redis
 
 from . import sweep
-from .executors import Queue, script_source
+from .executors import Queue, script_source, server_now_ms
 from .model import sweep_writes
 from .server import OwnedServer
 
@@ -154,7 +154,7 @@ def pipelined_sweep(client: redis.Redis, queue: Queue, run_id: bytes, max_stalle
     """The sweep done by the client: one read of the expired members, one pipeline of TYPE and
     HMGET, the model's decision for each, then every write in one MULTI. Not atomic: a worker
     that extends a lease between the reads and the MULTI loses its extension."""
-    now = int(client.time()[0]) * 1000 + int(client.time()[1]) // 1000
+    now = server_now_ms(client)
     ids = client.zrange(queue.active, "-inf", now, byscore=True, offset=0, num=limit)
     with client.pipeline(transaction=False) as pipe:
         for job in ids:
