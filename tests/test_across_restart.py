@@ -18,7 +18,7 @@ from trafikey_lab.across_restart import (
     question,
     without_epoch,
 )
-from trafikey_lab.histories import JOB, History
+from trafikey_lab.histories import JOB, OUTCOME, History
 
 
 @pytest.mark.parametrize("max_stalled", MAX_STALLED)
@@ -51,15 +51,28 @@ def test_comparison_rows_mark_agreement_and_name_what_differs():
     marks = {row[0]: row[3] for row in comparison_rows(dead, recovered)}
     assert marks["claim"] == AGREE
     assert marks["sweep"].startswith(f"{DIFFER}: reply:")
-    assert marks["verdict"] == f"{DIFFER}: counted/dead vs counted/recovered"
+    assert marks[OUTCOME] == f"{DIFFER}: counted/dead vs counted/recovered"
+
+
+def test_comparison_rows_end_with_the_labs_reading_and_the_outcome_not_a_step():
+    trace = play("restarted", 2, ModelExecutor())
+    rows = comparison_rows(trace, trace)
+    assert [row[0] for row in rows] == [*trace.history.steps, OUTCOME]
+    assert rows[-1][1:3] == ("read as exempt → recovered", "read as exempt → recovered")
 
 
 ALL_AGREE = [
-    "stalled    live: counted → dead      1 process(es) · 5 of 5 steps agree",
-    "restarted  live: exempt  → recovered 2 process(es) · 6 of 6 steps agree",
-    "extended   live: counted → dead      2 process(es) · 7 of 7 steps agree",
-    "upgrade    live: exempt  → recovered 2 process(es) · 6 of 6 steps agree",
+    ("stalled    live: dead      stalled 1      read as counted · 1 process(es) · "
+     "agree on all 4 steps and on the outcome"),
+    ("restarted  live: recovered stalled (none) read as exempt  · 2 process(es) · "
+     "agree on all 5 steps and on the outcome"),
+    ("extended   live: dead      stalled 1      read as counted · 2 process(es) · "
+     "agree on all 6 steps and on the outcome"),
+    ("upgrade    live: recovered stalled (none) read as exempt  · 2 process(es) · "
+     "agree on all 5 steps and on the outcome"),
 ]
+"""Each history's steps are counted as its steps (4 for the stalled one), and the last row of
+`compare`, the lab's reading and the outcome, apart from them."""
 
 
 class UnstampedClaims(ModelExecutor):
@@ -75,9 +88,22 @@ def test_model_against_live_gives_one_line_per_history_and_counts_the_steps_that
 
 def test_model_against_live_counts_only_the_steps_that_agree_when_the_two_differ():
     lines = list(model_against_live(UnstampedClaims()))
-    assert lines[0] == "stalled    live: exempt  → recovered 1 process(es) · 1 of 5 steps agree"
-    assert lines[2] == "extended   live: counted → dead      2 process(es) · 5 of 7 steps agree"
+    assert lines[0] == ("stalled    live: recovered stalled (none) read as exempt  · 1 process(es) "
+                        "· agree on 1 of 4 steps, not on the reading and outcome")
+    assert lines[2] == ("extended   live: dead      stalled 1      read as counted · 2 process(es) "
+                        "· agree on 4 of 6 steps and on the outcome")
     assert lines[3] == ALL_AGREE[3], "a scripted claim is the upgrade history's own first step"
+
+
+@pytest.mark.parametrize("max_stalled", [2, 3])
+def test_at_a_budget_where_counted_and_exempt_both_recover_the_line_shows_the_rows_stalled(
+        max_stalled):
+    """The module's own evidence: its reply says recovered for both; the row's stalled tells a
+    counted lease (1) from an exempt one (none)."""
+    lines = {line.split()[0]: line for line in model_against_live(ModelExecutor(),
+                                                                     max_stalled=max_stalled)}
+    assert "live: recovered stalled 1      read as counted" in lines["stalled"]
+    assert "live: recovered stalled (none) read as exempt " in lines["restarted"]
 
 
 def test_model_against_live_plays_only_the_history_without_a_restart_when_it_cannot_restart():

@@ -104,13 +104,18 @@ def test_a_primary_that_fails_back_without_a_restart_counts_its_old_lease(lab):
 
 
 @pytest.mark.parametrize("executor", ["model", "live"])
-def test_a_stored_stamp_of_any_shape_is_only_compared_so_both_are_exempt(request, executor):
+def test_a_stored_stamp_is_only_compared_so_any_other_bytes_are_exempt_and_the_exact_counted(
+        request, executor):
+    """Written with a plain HSET, not by a native verb: the run_id in upper case and 'banana'
+    are exempt, and the exact bytes of this process's run_id are counted, whoever wrote them."""
     shown = caveats.unchecked_stamp(request.getfixturevalue(executor), QUEUE)
-    assert shown.lines[1:4] == (
-        "sweep, max_stalled 1: [[b'banana', b'upper'], []]",
+    assert shown.lines[1:5] == (
+        "sweep, max_stalled 1: [[b'banana', b'upper'], [b'exact']]",
         "upper: stalled (none) · state pending",
         "banana: stalled (none) · state pending",
+        "exact: stalled 1 · state dead",
     )
+    assert shown.lines[-1].startswith("→ upper and banana exempt, exact counted")
 
 
 def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_did_not_run(lab):

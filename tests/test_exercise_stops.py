@@ -33,8 +33,11 @@ ANSWER = {
 }
 
 GIVEAWAYS = ("(None)", "give no row", "with a group field", "forty 0s", "whose lease_epoch is "
-             "THIS_PROCESS", "give a hash")
-"""Recipes of the right rows: no feedback on a wrong row may contain them."""
+             "THIS_PROCESS", "give a hash", "does not refuse", "missing or another process's")
+"""Recipes of the right rows: no feedback on a wrong row may contain them. The last two were in
+the stored attempt's feedback once: "the row for type needs the case that does not refuse"
+(beside the notebook's list of refusals, that names None) and "its lease_epoch is missing or
+another process's" (beside "stalled only for a lease it counts", that names THIS_PROCESS)."""
 
 
 def kinds(feedback):
@@ -225,3 +228,14 @@ def test_the_stored_rows_are_not_right_and_their_feedback_gives_no_row_away():
     feedback = check_stops(stored_rows())
     assert not feedback.right and kinds(feedback).count(WRONG) == 3
     assert not [word for word in GIVEAWAYS if word in texts(feedback)]
+
+
+def test_the_stored_attempts_feedback_names_what_is_wrong_with_each_row_not_the_recipe():
+    feedback = check_stops(stored_rows())
+    for read in ("type", "group", "stalled"):
+        text = finding(feedback, read).text
+        assert text.startswith(f"{read}: it stops at lease_epoch instead (exempt): it went past "
+                               "type and group, and the stamp comparison settled it. "), text
+    assert "see the branches after NEED_TYPE in trafikey_decide_member" in \
+        finding(feedback, "type").text
+    assert "THIS_PROCESS" not in texts(feedback) and "this process's" not in texts(feedback)

@@ -5,7 +5,7 @@ import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, compare, play, verdict_line
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.histories import JOB, History
+from trafikey_lab.histories import JOB, OUTCOME, History, agreement
 from trafikey_lab.text import short
 
 EXPECTED = {
@@ -38,7 +38,7 @@ def test_history_gives_the_same_verdict_reply_and_row_on_both(live, queue, key, 
 
 
 @pytest.mark.parametrize("key", list(HISTORIES))
-def test_history_stamp_names_the_process_that_last_granted_the_lease(live, key):
+def test_history_stamp_names_the_process_whose_native_verb_last_stamped_the_row(live, key):
     trace = play(key, 2, live)
     _, process = EXPECTED[key]
     if process is None:
@@ -68,9 +68,26 @@ def test_compare_marks_a_difference():
     counted = play("stalled", 1, ModelExecutor())
     exempt = play("restarted", 1, ModelExecutor())
     rows = compare(counted, play("stalled", 2, ModelExecutor()))
-    assert rows[-1] == ("verdict", False, "counted/dead vs counted/recovered")
+    assert rows[-1] == (OUTCOME, False, "counted/dead vs counted/recovered")
+    assert len(rows) == len(counted.steps) + 1, "one row per step, then the reading and outcome"
     with pytest.raises(ValueError):
         compare(counted, exempt)
+
+
+def test_agreement_counts_the_steps_apart_from_the_reading_and_outcome():
+    trace = play("stalled", 1, ModelExecutor())
+    assert agreement(compare(trace, trace)) == "agree on all 4 steps and on the outcome"
+    differing = compare(trace, play("stalled", 2, ModelExecutor()))
+    assert agreement(differing) == "agree on 3 of 4 steps, not on the reading and outcome"
+
+
+def test_the_verdict_is_the_labs_reading_of_the_stamp_and_run_id_not_a_reply(live):
+    """The module replies with ids only; the trace's verdict is the rule applied to the stamp
+    the row held before the sweep and the run_id of the process that swept."""
+    trace = play("restarted", 2, live)
+    assert trace.steps[-1].reply == [[JOB], []], "the reply says recovered, not exempt"
+    assert trace.exempt is (trace.steps[-2].row[b"lease_epoch"] != trace.sweep_run_id.encode())
+    assert b"stalled" not in trace.steps[-1].row, "the row is the module's own evidence"
 
 
 def test_progress_is_told_each_step_before_it_runs():
@@ -109,3 +126,17 @@ def test_a_history_with_two_leases_reports_the_last_sweep():
     assert trace.steps[3].reply == [[JOB], []] and trace.steps[3].row[b"stalled"] == b"1"
     assert trace.exempt and trace.outcome == "recovered"
     assert trace.steps[-1].row[b"stalled"] == b"1"
+
+
+@pytest.mark.parametrize("extension", ["extend", "scripted_extend"])
+def test_a_lease_that_ran_out_unswept_still_extends_so_a_slow_restart_changes_no_verdict(
+        executor, extension):
+    """Live is the id in active, state active and the attempt: neither EMQ.EXTEND nor extend2
+    checks the deadline. So a lease that runs out while the server restarts is extended after
+    it as one that did not, and 04's histories reach the same verdict either way."""
+    history = History("late", "extended after it ran out",
+                      ("add", "claim", "expire", "restart", extension, "expire", "sweep"), "")
+    trace = play(history, 1, executor)
+    step = next(s for s in trace.steps if s.action == extension)
+    assert step.reply == 1
+    assert trace.exempt is (extension == "scripted_extend")

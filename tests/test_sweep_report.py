@@ -2,6 +2,7 @@
 executors."""
 
 import pytest
+import redis
 
 from trafikey_lab import epoch
 from trafikey_lab.build import c_excerpt
@@ -182,3 +183,40 @@ def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_s
     swept = executor.row(queue, b"m")
     assert (swept[b"state"], swept[b"stalled"]) == (b"pending", b"2")
     assert "back to pending with stalled still 2" in right.text
+
+
+# -- 03's list of refusals: the server's own ACL check comes first --------------------------------
+
+
+@pytest.fixture
+def restricted(lab):
+    """A user of the session's server who may run every command on keys under {a} only."""
+    lab.client.execute_command("ACL", "SETUSER", "notebook03", "on", ">pw", "~{a}:*", "+@all")
+    client = redis.Redis(host="127.0.0.1", port=lab.port, username="notebook03", password="pw")
+    yield client
+    client.close()
+    lab.client.execute_command("ACL", "DELUSER", "notebook03")
+
+
+def refusal(client, *args) -> str:
+    try:
+        client.execute_command("EMQ.STALLED.CHECK", *args)
+    except redis.ResponseError as exc:
+        return str(exc)
+    raise AssertionError("the sweep was not refused")
+
+
+def test_the_server_checks_the_acl_of_all_four_declared_keys_prefix_included_first(restricted):
+    """OnLoad declares keys 1 to 4, so a prefix the user may not access is refused by the server
+    with NOPERM, before the module looks at max_stalled; with the prefix allowed, the same bad
+    max_stalled is the module's refusal."""
+    sets = ("{a}:active", "{a}:pending", "{a}:dead")
+    assert refusal(restricted, *sets, "{b}:job:", 0).startswith("No permissions to access a key")
+    assert refusal(restricted, *sets, "{a}:job:", 0) == "EMQ max_stalled must be a positive integer"
+
+
+def test_a_call_too_short_to_name_the_four_keys_meets_the_modules_arity_check(restricted):
+    assert refusal(restricted, "{b}:active", "{a}:pending", "{a}:dead").startswith(
+        "wrong number of arguments")
+    assert refusal(restricted, "{b}:active", "{a}:pending", "{a}:dead", "{a}:job:").startswith(
+        "No permissions to access a key")

@@ -33,6 +33,8 @@ def test_each_choice_shows_the_models_verdict_line_writes_and_why(widget, histor
     widget.max_stalled.value = max_stalled
     expected = play(history, max_stalled, ModelExecutor(), QUEUE)
     assert verdict_line(expected) in widget.verdict.value
+    assert "the writes the verdict implies" in widget.writes.value
+    assert "the sweep wrote" not in widget.writes.value
     assert widget.trace.outcome == expected.outcome
     assert html.escape(HISTORIES[history].why) in widget.why.value
     row = QUEUE.row(JOB).decode()
@@ -145,8 +147,14 @@ def test_run_live_plays_the_history_on_the_server_and_agrees_with_the_model(
     before = lab.run_id
     widget.run_live.click()
     assert widget.live_trace.outcome == outcome
-    assert "model and live agree at every step" in widget.status.value
-    assert widget.comparison.value.count(AGREE) == len(widget.trace.steps) + 1
+    assert widget.status.value.endswith(
+        "reading and outcome included, model and live agree at every step")
+    stalled = "(none)" if history == "restarted" else "1"
+    assert f"→ exempt = {str(history == 'restarted').lower()}, {outcome}; the verdict is read " \
+        f"by the lab from the row and the run_id, while the reply and stalled {stalled} are " \
+        "the server's; " in widget.status.value
+    assert widget.comparison.value.count(AGREE) == len(widget.trace.steps) + 1, \
+        "one row per step, then the reading and outcome"
     assert DIFFER not in widget.comparison.value
     steps = len(widget.trace.steps)
     assert seen == list(range(1, steps)) + [steps]

@@ -8,7 +8,7 @@ same code, and tests pin them without a browser.
 """
 
 from .executors import Executor, ModelExecutor, Queue
-from .histories import HISTORIES, History, Trace, compare, play
+from .histories import HISTORIES, History, Trace, agreement, compare, play
 from .sweep import Verdict, count_stall
 from .table import Table
 from .text import reply, short
@@ -87,16 +87,17 @@ def step_summary(step) -> str:
 
 
 def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, str, str, str]]:
-    """Step by step: (step, model, live, mark). The mark is AGREE or DIFFER with what differs;
-    run_ids are compared by which process of the history they belong to (`compare`)."""
+    """Step by step: (step, model, live, mark), then compare's last row, the lab's reading and
+    the outcome. The mark is AGREE or DIFFER with what differs; run_ids are compared by which
+    process of the history they belong to (`compare`)."""
     rows = []
     verdicts = compare(model_trace, live_trace)
     for (action, agree, detail), m, live in zip(verdicts, model_trace.steps, live_trace.steps):
         rows.append((action, step_summary(m), step_summary(live),
                      AGREE if agree else f"{DIFFER}: {detail}"))
     action, agree, detail = verdicts[-1]
-    rows.append((action, f"{model_trace.verdict} → {model_trace.outcome}",
-                 f"{live_trace.verdict} → {live_trace.outcome}",
+    rows.append((action, f"read as {model_trace.verdict} → {model_trace.outcome}",
+                 f"read as {live_trace.verdict} → {live_trace.outcome}",
                  AGREE if agree else f"{DIFFER}: {detail}"))
     return rows
 
@@ -104,18 +105,22 @@ def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, st
 def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 1,
                        restartable: bool = True):
     """Plays each history on a fresh model and on `live` and yields one line per history as
-    soon as both are played: the live verdict and outcome, how many processes served the live
-    history, and on how many steps the two traces agree (`compare`). When `live` is a server
-    the lab cannot restart, only the histories without a restart are played."""
+    soon as both are played: what the live server did (the outcome its sweep replied, and the
+    row's stalled after it), the lab's reading of the stamp (counted or exempt, Trace.exempt),
+    how many processes served the live history, and on how many of its steps the two traces
+    agree, then whether they agree on the reading and outcome (`compare`, `agreement`). When
+    `live` is a server the lab cannot restart, only the histories without a restart are
+    played."""
     for key, history in HISTORIES.items():
         if not restartable and "restart" in history.steps:
             continue
         model_trace = play(key, max_stalled, ModelExecutor(), queue)
         live_trace = play(key, max_stalled, live, queue)
-        steps = compare(model_trace, live_trace)
-        agreed = sum(same for _, same, _ in steps)
-        yield (f"{key:10} live: {live_trace.verdict:7} → {live_trace.outcome:9} "
-               f"{len(live_trace.run_ids)} process(es) · {agreed} of {len(steps)} steps agree")
+        stalled = live_trace.steps[-1].row.get(b"stalled")
+        stalled_text = "(none)" if stalled is None else stalled.decode(errors="replace")
+        yield (f"{key:10} live: {live_trace.outcome:9} stalled {stalled_text:6} "
+               f"read as {live_trace.verdict:7} · {len(live_trace.run_ids)} process(es) · "
+               f"{agreement(compare(model_trace, live_trace))}")
 
 
 QUESTION_HISTORY = History(
@@ -135,7 +140,7 @@ def question() -> Question:
     each misconception about restarts, exemption, failover and the scripted extension."""
     return Question(
         "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "
-        "with EMQ.CLAIM; the server restarts while the lease runs; on the new process the "
+        "with EMQ.CLAIM; then the server restarts; on the new process the "
         "worker extends the lease once with the script extend2, then stops. The lease runs out "
         f"and the new process sweeps with max_stalled {QUESTION_MAX_STALLED}. Which is true?",
         [
@@ -152,10 +157,11 @@ def question() -> Question:
                 "The stall is counted: stalled becomes 2, which reaches max_stalled 2, and the "
                 "job is dead-lettered.",
                 misconception="extend2 moves the lease to the new process",
-                why="extend2 checks that the lease is live and moves its deadline, as EMQ.EXTEND "
-                    "does, but it writes no lease_epoch: the stamp still names the process "
-                    "before the restart. Had the worker extended with EMQ.EXTEND, this would "
-                    "be the answer.",
+                why="extend2 makes EMQ.EXTEND's test (the id in active, state active, attempts "
+                    "equal to the worker's attempt; neither checks the deadline) and moves the "
+                    "deadline as EMQ.EXTEND does, but it writes no lease_epoch: the stamp still "
+                    "names the process before the restart. Had the worker extended with "
+                    "EMQ.EXTEND, this would be the answer.",
             ),
             Option(
                 "The job goes back to pending with no stalled count left: the restart wiped it.",
@@ -177,8 +183,9 @@ def question() -> Question:
                 misconception="a failover changes run_id",
                 why="A run_id names one process and changes only when a process starts. A "
                     "primary promoted back without restarting keeps its run_id, so the stamp "
-                    "its claim wrote is its own again: counted, stalled 2, dead (the failback "
-                    "limit shows it on your server).",
+                    "its claim wrote is its own again: counted, stalled 2, dead. The failback "
+                    "limit shows the same rule on your server with a fresh row and max_stalled "
+                    "1: counted, stalled 1, dead.",
             ),
         ],
     )

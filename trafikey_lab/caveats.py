@@ -4,9 +4,9 @@ The stamp names a process, nothing more, and it is a field of the row, not of on
 it counts nothing on a row no native verb ever stamped, counts a script's lease on a row this
 process stamped before, keeps an old stamp that a script extended, exempts every lease a
 promoted replica inherits, counts again the leases of a primary that failed back without a
-restart, and trusts whatever bytes a row holds. Each function here plays one of these on an
-executor and returns a Shown: lines a notebook prints, with no live run_id or clock reading in
-them.
+restart, and compares whatever bytes a row holds, whoever wrote them. Each function here plays
+one of these on an executor and returns a Shown: lines a notebook prints, with no live run_id or
+clock reading in them.
 """
 
 import time
@@ -153,11 +153,12 @@ def failback(server: LabServer, queue: Queue) -> Shown:
 
 
 def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
-    """Two expired leases whose stamps no native verb could have written, one of them the
-    current run_id in upper case: the sweep compares bytes and exempts both."""
+    """Three expired leases whose stamps were written with a plain HSET, not by a native verb:
+    the current run_id in upper case, the text banana, and the current run_id's exact bytes.
+    The sweep compares bytes: it exempts the first two and counts the third."""
     live.clear(queue)
     current = live.run_id.encode()
-    stamps = {"upper": current.upper(), "banana": b"banana"}
+    stamps = {"upper": current.upper(), "banana": b"banana", "exact": current}
     now = live.now_ms()
     for member, stamp in stamps.items():
         live.call("HSET", queue.row(member), "state", "active", "attempts", "1",
@@ -167,10 +168,12 @@ def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
     rows = {member: live.row(queue, member) for member in stamps}
     live.clear(queue)
     return Shown((
-        "stamps: the current run_id in upper case, and the text 'banana'",
+        ("stamps, each written with a plain HSET: the current run_id in upper case, the text "
+         "'banana', and the current run_id's exact bytes"),
         f"sweep, max_stalled 1: {reply!r}",
         *(f"{member}: {_row_line(row)}" for member, row in rows.items()),
-        "→ both exempt: the sweep never checks a stored stamp's shape, it only compares bytes",
+        ("→ upper and banana exempt, exact counted: the sweep never checks a stored stamp's "
+         "shape nor who wrote it, it only compares bytes"),
     ))
 
 

@@ -706,16 +706,17 @@ def _row_bytes(row, run_id: bytes):
     return {b(k): b(v) for k, v in row.items()}
 
 
-# What each read settles, as a hint: it says where to look in the step machine, never which
-# row to write, so that the feedback on a wrong row does not hand over the right one.
+# Where to look, as a hint: the branches of the step machine after each read, never which row
+# to write or what it must hold, so that the feedback on a wrong row does not hand over the
+# right one (the notebook's list of refusals would turn "the case that does not refuse" into
+# a recipe).
 _STOP_ADVICE = {
-    "type": ("The first read, the key's type, settles a verdict on its own in one case and "
-             "refuses the sweep in another: the row for type needs the case that does not "
-             "refuse"),
-    "group": ("The decision stops at group when what that read finds settles the verdict on "
-              "its own"),
-    "lease_epoch": ("The decision stops at lease_epoch only when the stamp settles the verdict "
-                    "before any stall is counted"),
+    "type": ("The decision can stop at type only on what its first read, the key's type, finds: "
+             "see the branches after NEED_TYPE in trafikey_decide_member"),
+    "group": ("The decision can stop at group only on what that read finds: see the branches "
+              "after NEED_GROUP"),
+    "lease_epoch": ("The decision can stop at lease_epoch only on what the stamp comparison "
+                    "finds, before any stall is counted: see the branches after NEED_EPOCH"),
     "stalled": "The decision asks for stalled only for a lease it counts",
 }
 
@@ -735,7 +736,7 @@ def _stop_finding(read: str, stopped: str, verdict: str) -> Finding:
     why = {
         "type": "there is no row, so the decision ends at the first read",
         "group": "the row has a group field: a lane row, left where it is",
-        "lease_epoch": "its lease_epoch is missing or another process's: exempt",
+        "lease_epoch": "it went past type and group, and the stamp comparison settled it",
         "stalled": "its lease_epoch is this process's, so the lease is counted and stalled "
                    "is read",
     }[stopped]
@@ -903,7 +904,7 @@ def _prediction_problems(stamp, verdict, outcome) -> list[str]:
 
 def _fifth_problems(steps) -> list[str]:
     """What keeps `steps` from telling the fifth history: the module grants the lease, the
-    server restarts while it runs, on the new process the worker extends it by the script
+    server restarts after the claim, on the new process the worker extends it by the script
     alone, then the lease runs out and one sweep reads it. Judged by what each step does to
     the stamp, so a native verb after the restart is refused wherever it stands."""
     if not isinstance(steps, (tuple, list)) or not all(isinstance(s, str) for s in steps):
@@ -930,11 +931,11 @@ def _fifth_problems(steps) -> list[str]:
                         "after a sweep starts another lease. Claim it once")
     if len(restarts) != 1:
         times = "never restarts" if not restarts else f"restarts {len(restarts)} times"
-        problems.append(f"the server {times}: in this history it restarts once, while the "
-                        "lease runs")
+        problems.append(f"the server {times}: in this history it restarts once, after the "
+                        "claim")
     elif claims and restarts[0] < claims[0]:
         problems.append("the restart comes before the claim, so one process would grant the "
-                        "lease and sweep it: in this history the lease is already running when "
+                        "lease and sweep it: in this history the module grants the lease before "
                         "the server restarts")
     else:
         after = steps[restarts[0] + 1:]

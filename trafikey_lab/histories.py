@@ -2,8 +2,10 @@
 
 Every history ends in the same sweep; what differs is which process stamped the lease and
 which process sweeps it. `play` runs the steps, records each call's reply and the row after
-it, and names the verdict the last sweep reached. A history may hold more than one lease (a
-sweep, then another claim): the trace's stamp and verdict are those of the last one.
+it, and reads the last sweep's verdict: it applies the sweep's rule to the stamp the row held
+before that sweep and to the run_id of the process that ran it. That reading is the lab's; the
+module reports only its reply (and leaves the row's stalled). A history may hold more than one
+lease (a sweep, then another claim): the trace's stamp and verdict are those of the last one.
 """
 
 from dataclasses import dataclass
@@ -81,6 +83,9 @@ class Trace:
     """The row's stamp as the sweep found it (None: no stamp)."""
     sweep_run_id: str
     exempt: bool
+    """The lab's reading, not the module's report: `epoch.exempt` (the comparison
+    trafikey_exempt makes) applied to lease_epoch and sweep_run_id as the server returned them.
+    The module replies only with ids; its own evidence is that reply and the row's stalled."""
     outcome: str
     """recovered or dead, from the sweep's reply."""
 
@@ -105,7 +110,7 @@ class Trace:
 
 
 def verdict_line(trace: Trace) -> str:
-    """The sweep's reading in the dive's form."""
+    """The sweep's reading in the dive's form, as the lab applies the rule to the trace."""
     return (
         f"sweep: run_id {short(trace.sweep_run_id)} · lease_epoch {short(trace.lease_epoch)}"
         f" → exempt = {str(trace.exempt).lower()}"
@@ -203,9 +208,15 @@ def normalised(trace: Trace) -> list[tuple]:
     ]
 
 
+OUTCOME = "reading → outcome"
+"""The name of compare's last row, which is not a step of the history."""
+
+
 def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
-    """Step by step: (action, agree, what differs). Run_ids are compared by the process they
-    belong to (first, second), and clock readings not at all, since only they may differ."""
+    """Step by step: (action, agree, what differs), one row per step; then one last row, named
+    OUTCOME, for the lab's reading of each trace (counted or exempt, see Trace.exempt) and the
+    outcome its sweep replied. Run_ids are compared by the process they belong to (first,
+    second), and clock readings not at all, since only they may differ."""
     rows = []
     for a, b in zip(normalised(left), normalised(right), strict=True):
         differences = [
@@ -216,5 +227,15 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
         rows.append((a[0], not differences, "; ".join(differences)))
     same = (left.verdict, left.outcome) == (right.verdict, right.outcome)
     detail = f"{left.verdict}/{left.outcome} vs {right.verdict}/{right.outcome}"
-    rows.append(("verdict", same, "" if same else detail))
+    rows.append((OUTCOME, same, "" if same else detail))
     return rows
+
+
+def agreement(rows: list[tuple[str, bool, str]]) -> str:
+    """compare's rows in words, the steps counted apart from the last row, which is not one:
+    "agree on all 4 steps and on the outcome"."""
+    *steps, (_, same, _) = rows
+    agreed = sum(ok for _, ok, _ in steps)
+    counted = (f"agree on all {len(steps)} steps" if agreed == len(steps)
+               else f"agree on {agreed} of {len(steps)} steps")
+    return counted + (" and on the outcome" if same else ", not on the reading and outcome")

@@ -221,7 +221,11 @@ class SweptMember:
 
 
 def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple[bytes, ...]]:
-    """The commands the sweep issues for one member's verdict, as the module issues them."""
+    """The writes one member's verdict implies, as plain commands, in the order the model makes
+    them. The module gathers a whole sweep's writes by key instead (one ZREM of every member it
+    takes out of active, one ZADD for each set that receives members, then each row's HSET in
+    sweep order: its sweep_writes), which leaves the same dataset, since the members are
+    distinct."""
     if verdict.kind == "ghost":
         return [(b"ZREM", active, member)]
     if verdict.kind in ("exempt", "recovered"):

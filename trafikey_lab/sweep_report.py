@@ -108,7 +108,8 @@ def describe_write(write: tuple[bytes, ...]) -> str:
 
 def plan_rows(plan) -> list[tuple[str, str, str, str, str]]:
     """The model's read pass, one row per member: (member, reads asked in order, where it
-    stopped, verdict, writes). A refusal's writes read "none: the whole sweep refuses"."""
+    stopped, verdict, the writes the verdict implies, member by member as the model makes them;
+    the module gathers them by key). A refusal's writes read "none: the whole sweep refuses"."""
     rows = []
     for member in plan:
         verdict = member.verdict.kind
@@ -129,8 +130,8 @@ def plan_rows(plan) -> list[tuple[str, str, str, str, str]]:
 
 
 def plan_table(plan) -> Table:
-    return Table(("member", "reads asked, in order", "stopped at", "verdict", "writes"),
-                 tuple(plan_rows(plan)))
+    return Table(("member", "reads asked, in order", "stopped at", "verdict",
+                  "writes the verdict implies"), tuple(plan_rows(plan)))
 
 
 def queue_state(executor: Executor, queue: Queue) -> dict:

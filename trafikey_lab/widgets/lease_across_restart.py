@@ -123,7 +123,7 @@ class LeaseAcrossRestart:
         self.verdict.value = f"<code>{html.escape(verdict_line(trace))}</code>"
         (member,) = self.plan
         self.writes.value = (
-            f"<b>{trace.verdict} → {trace.outcome}</b>: the sweep wrote"
+            f"<b>{trace.verdict} → {trace.outcome}</b>: the writes the verdict implies"
             + _list(describe_write(w) for w in member.writes)
         )
         self.why.value = f"<b>why:</b> {html.escape(trace.history.why)}"
@@ -188,8 +188,13 @@ class LeaseAcrossRestart:
         self._show_progress(self.step_count, self.step_count)
         rows = comparison_rows(self.trace, live_trace)
         agreed = all(mark == AGREE for *_, mark in rows)
+        stalled = live_trace.steps[-1].row.get(b"stalled")
         self.status.value = (
-            f"done: {verdict_line(live_trace)}, {live_trace.outcome}; "
-            + ("model and live agree at every step" if agreed else "model and live differ")
+            f"done: {verdict_line(live_trace)}, {live_trace.outcome}; the verdict is read by the "
+            f"lab from the row and the run_id, while the reply and stalled "
+            f"{'(none)' if stalled is None else stalled.decode(errors='replace')} are the "
+            "server's; "
+            + ("reading and outcome included, model and live agree at every step" if agreed
+               else "model and live differ")
         )
         self.comparison.value = Table(("step", "model", "live", "same?"), tuple(rows))._repr_html_()
