@@ -7,14 +7,20 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from trafikey_lab import ModelExecutor, Queue
+from trafikey_lab import ModelExecutor, Queue, ReplyError
 from trafikey_lab.exercises import (
+    _MODEL_READS,
+    _READONLY,
+    _READS,
     EXERCISE_QUEUE,
     MOVE_HISTORIES,
+    NOTE,
     RIGHT,
     SPARE_JOB,
     WRONG,
     _hold,
+    _model_read,
+    _Watched,
     check_lease_move,
     stamp_question,
 )
@@ -41,12 +47,11 @@ def triples(queue, claims):
 
 RIGHT_MOVES = {
     "one EXTENDS of every claim": lambda ex, q, claims: ex.extends(q, 60_000, claims),
-    "EXTENDS with a 1 s lease": lambda ex, q, claims: ex.extends(q, 1_000, claims),
     "EXTENDS with a 2 min lease": lambda ex, q, claims: ex.extends(q, 120_000, claims),
     "one EXTEND per claim, keeping the replies of 1": lambda ex, q, claims: [
-        job for job, attempt in claims if ex.extend(q, job, attempt, 30_000) == 1],
+        job for job, attempt in claims if ex.extend(q, job, attempt, 60_000) == 1],
     "EMQ.EXTENDS sent with call": lambda ex, q, claims: ex.call(
-        "EMQ.EXTENDS", q.active, 45_000, *triples(q, claims)),
+        "EMQ.EXTENDS", q.active, 75_000, *triples(q, claims)),
     "EMQ.EXTEND sent with call": lambda ex, q, claims: [
         job for job, attempt in claims
         if ex.call("EMQ.EXTEND", q.active, q.row(job), job, attempt, 90_000) == 1],
@@ -54,6 +59,20 @@ RIGHT_MOVES = {
         lambda ex, q, claims: ex.extends(q, 60_000, [
             (job, attempt) for job, attempt in claims
             if ex.row(q, job)[b"attempts"] == str(attempt).encode()])),
+    "the lost claim skipped by HGET of attempts": lambda ex, q, claims: ex.extends(q, 60_000, [
+        (job, attempt) for job, attempt in claims
+        if ex.call("HGET", q.row(job), "attempts") == str(attempt).encode()]),
+    "the lost claim skipped by HKEYS and HVALS of the row": lambda ex, q, claims: ex.extends(
+        q, 60_000, [(job, attempt) for job, attempt in claims
+                    if dict(zip(ex.call("HKEYS", q.row(job)), ex.call("HVALS", q.row(job))))[
+                        b"attempts"] == str(attempt).encode()]),
+    "the claims checked with HMGET, ZSCORE, TYPE and EXISTS first": lambda ex, q, claims: [
+        job for job, attempt in claims
+        if ex.call("TYPE", q.row(job)) == b"hash" and ex.call("EXISTS", q.row(job)) == 1
+        and ex.call("ZSCORE", q.active, job) is not None
+        and ex.call("HMGET", q.row(job), "state", "attempts") == [b"active",
+                                                                    str(attempt).encode()]
+        and ex.extend(q, job, attempt, 60_000) == 1],
     "ids returned as text": lambda ex, q, claims: [
         job.decode() for job in ex.extends(q, 60_000, claims)],
     "ids returned as a tuple": lambda ex, q, claims: tuple(ex.extends(q, 60_000, claims)),
@@ -75,6 +94,76 @@ def test_a_right_move_is_right_on_the_live_server_too_and_says_so_in_one_line(li
     assert "job-2 left to the worker that claimed it again" in texts(feedback)
     assert texts(feedback).splitlines()[-1] == (
         "on the live server: the same as on the model, in both histories")
+
+
+def read_with_zrangebyscore(ex, q, claims):
+    """A right move that reads with a command the model is not asked to answer."""
+    active = ex.call("ZRANGEBYSCORE", q.active, "-inf", "+inf")
+    return ex.extends(q, 60_000, [(job, attempt) for job, attempt in claims
+                                  if str(job).encode() in active or job in active])
+
+
+def test_a_right_move_reading_with_a_command_the_model_does_not_answer_is_right_live(live):
+    feedback = check_lease_move(read_with_zrangebyscore, executors=(ModelExecutor(), live))
+    assert feedback.right and kinds(feedback) == [NOTE, RIGHT, RIGHT], repr(feedback)
+    assert texts(feedback).startswith(
+        "on the model, history 1: not checked here: your function read with ZRANGEBYSCORE, "
+        "which the model does not answer")
+    assert "NOT YET" not in repr(feedback) and "wrote with" not in texts(feedback)
+
+
+def test_on_the_model_alone_such_a_move_is_not_called_wrong_but_not_checked():
+    feedback = check_lease_move(read_with_zrangebyscore)
+    assert kinds(feedback) == [NOTE] and not feedback.right
+    assert "executor.row(queue, job) and executor.deadline(queue, job) read a job" in (
+        texts(feedback))
+
+
+def test_every_read_only_command_of_the_live_server_counts_as_a_read_and_none_writes(live):
+    flags = {name.upper(): set(doc["flags"]) for name, doc in live.client.command().items()}
+    readonly = {name for name, flag in flags.items() if "readonly" in flag and "write" not in flag}
+    assert readonly == set(_READONLY)
+    assert not [name for name in _READS if "write" in flags.get(name, {"write"})]
+
+
+LAID_OUT = [("HSET", "{r}:job:a", "state", "active", "attempts", "2", "payload", "p"),
+            ("ZADD", "{r}:active", 30, "a", 10, "b", 20, "c"), ("SET", "{r}:s", "text")]
+MODEL_READS = [("HGET", "{r}:job:a", "attempts"), ("HGET", "{r}:job:a", "nope"),
+               ("HGET", "{r}:job:none", "state"), ("HMGET", "{r}:job:a", "state", "x", "attempts"),
+               ("HGETALL", "{r}:job:a"), ("HGETALL", "{r}:job:none"),
+               ("HEXISTS", "{r}:job:a", "state"), ("HEXISTS", "{r}:job:a", "x"),
+               ("HLEN", "{r}:job:a"), ("HKEYS", "{r}:job:a"), ("HVALS", "{r}:job:a"),
+               ("ZSCORE", "{r}:active", "b"), ("ZSCORE", "{r}:active", "x"),
+               ("ZMSCORE", "{r}:active", "c", "x"), ("ZCARD", "{r}:active"),
+               ("ZCARD", "{r}:none"), ("ZRANK", "{r}:active", "a"), ("ZRANK", "{r}:active", "x"),
+               ("ZRANGE", "{r}:active", 0, -1), ("ZRANGE", "{r}:active", 1, 1),
+               ("ZRANGE", "{r}:active", -2, 10), ("ZRANGE", "{r}:active", 0, -5),
+               ("ZRANGE", "{r}:active", 2, 1), ("TYPE", "{r}:job:a"), ("TYPE", "{r}:active"),
+               ("TYPE", "{r}:s"), ("TYPE", "{r}:none"), ("EXISTS", "{r}:job:a", "{r}:x", "{r}:s"),
+               ("PING",), ("HGET", "{r}:active", "a"), ("ZSCORE", "{r}:job:a", "a"),
+               ("HGET", "{r}:job:a"), ("ZRANGE", "{r}:active", "a", 1)]
+
+
+@pytest.mark.parametrize("read", MODEL_READS, ids=lambda read: " ".join(map(str, read)))
+def test_each_read_the_checker_answers_on_the_model_answers_as_the_live_server(live, read):
+    model = ModelExecutor()
+    for command in LAID_OUT:
+        model.call(*command)
+        live.call(*command)
+
+    def answer(executor):
+        try:
+            return _Watched(executor).call(*read)
+        except ReplyError as refusal:
+            return refusal.text
+
+    assert answer(model) == answer(live)
+
+
+def test_the_models_time_is_its_clock_in_seconds_and_microseconds():
+    model = ModelExecutor()
+    assert _model_read(model, "TIME", ()) == (model.now_ms() // 1000, model.now_ms() % 1000 * 1000)
+    assert {read[0] for read in MODEL_READS} == set(_MODEL_READS) - {"TIME"}
 
 
 def test_a_right_move_checked_on_the_live_server_alone_is_right(live):
@@ -107,6 +196,13 @@ def extend_then_restamp_by_hand(ex, q, claims):
 def extend_every_claim_and_return_every_id(ex, q, claims):
     ex.extends(q, 60_000, claims)
     return [job for job, _ in claims]
+
+
+def extend_then_send_a_refused_call(ex, q, claims):
+    """Every lease moved, then a call refused: what was sent before the refusal stands."""
+    moved = ex.extends(q, 60_000, claims)
+    ex.extend(q, claims[0][0], claims[0][1], 0)
+    return moved
 
 
 WRONG_MOVES = {
@@ -159,7 +255,28 @@ WRONG_MOVES = {
         "but your function returned None"),
     "a lease of 0 ms": (
         lambda ex, q, claims: ex.extends(q, 0, claims),
-        "refused with ERR EMQ lease must be a positive integer; a refusal writes nothing"),
+        ("refused with ERR EMQ lease must be a positive integer: that call wrote nothing, and "
+         "it was the first your function sent, so no lease moved")),
+    "a lease of 1 ms": (
+        lambda ex, q, claims: ex.extends(q, 1, claims),
+        ("its new deadline is less than a minute (60_000 ms) from now and sooner than the one "
+         "the restart left it, so the move cut the lease short")),
+    "a lease of 1 s": (
+        lambda ex, q, claims: ex.extends(q, 1_000, claims),
+        "sooner than the one the restart left it"),
+    "a lease of 59 s, later than the one the restart left, short of a minute": (
+        lambda ex, q, claims: ex.extends(q, 59_000, claims),
+        "its new deadline is less than a minute (60_000 ms) from now: the worker still needs"),
+    "one EXTEND per claim with a 1 ms lease": (
+        lambda ex, q, claims: [job for job, attempt in claims if ex.extend(q, job, attempt, 1)],
+        "its new deadline is less than a minute"),
+    "every lease moved, then a call refused": (
+        extend_then_send_a_refused_call,
+        ("refused with ERR EMQ lease must be a positive integer: that call wrote nothing, but "
+         "what your function sent before it stands")),
+    "HDEL of the stamp, which the model does not run": (
+        lambda ex, q, claims: [ex.call("HDEL", q.row(job), "lease_epoch") for job, _ in claims],
+        "your function wrote with HDEL itself"),
     "a restart of its own": (
         lambda ex, q, claims: (ex.restart(), ex.extends(q, 60_000, claims)),
         "the checker has restarted the server already"),
@@ -168,7 +285,7 @@ WRONG_MOVES = {
     "a function of two arguments": (lambda ex, q: ex.extends(q, 60_000, []),
                                     "your function raised TypeError"),
     "a function that sends nothing": (lambda ex, q, claims: [],
-                                      "your function sent nothing to the server"),
+                                      "your function sent nothing, so every lease"),
 }
 
 
@@ -183,7 +300,8 @@ def test_each_wrong_move_is_rejected_with_a_reason_that_does_not_give_the_answer
 
 @pytest.mark.parametrize("name", ["HSET of lease_epoch and ZADD of a deadline",
                                   "extend2, the script, with each claim's attempt",
-                                  "the attempt read from the row"])
+                                  "the attempt read from the row", "a lease of 1 ms",
+                                  "every lease moved, then a call refused"])
 def test_a_wrong_move_is_wrong_on_the_live_server_for_the_same_reason(live, name):
     move, reason = WRONG_MOVES[name]
     feedback = check_lease_move(move, executors=(live,))
@@ -277,6 +395,15 @@ def test_the_question_has_exactly_one_right_option_and_each_wrong_one_names_a_mi
     question = stamp_question()
     assert sum(option.right for option in question.options) == 1
     assert all(option.misconception for option in question.options if not option.right)
+
+
+def test_no_wrong_option_names_the_right_options_outcome_for_another_reason():
+    question = stamp_question()
+    outcome = question.right.text.split(":")[0]
+    assert outcome == "It dead-letters job-4 with stalled 2"
+    # a wrong outcome that the right one only narrows ("It dead-letters job-4") is the same
+    assert not [o.text for o in question.options
+                if not o.right and outcome.startswith(o.text.split(":")[0])]
 
 
 def test_the_questions_right_option_is_what_both_executors_do(executor, queue):

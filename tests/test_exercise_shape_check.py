@@ -131,6 +131,37 @@ WRONG_ANSWERS = {
     "the library's check itself": ("from trafikey_lab.epoch import valid_run_id as "
                                    "my_valid_run_id",
                                    "hands the question to the library's own valid_run_id"),
+    "the readings' read_value, asked for its verdict": ("""
+        from trafikey_lab.readings import read_value
+        my_valid_run_id = lambda value: read_value(value).valid
+        """, "hands the question to the library's own read_value"),
+    "read_value reached through its module": ("""
+        from trafikey_lab import readings
+        def my_valid_run_id(value):
+            return readings.read_value(value).valid
+        """, "hands the question to the library's own read_value"),
+    "the library's check found with getattr and a name built at run time": ("""
+        from trafikey_lab import epoch
+        def my_valid_run_id(value):
+            return getattr(epoch, "valid_" + "run_id")(value)
+        """, "hands the question to the library's own valid_run_id"),
+    "the C check held in a default argument": ("""
+        from trafikey_lab import native
+        def my_valid_run_id(value, check=getattr(native, "valid_" + "run_id")):
+            return check(value)
+        """, "hands the question to the library's own valid_run_id"),
+    "the library asked only for the values it does not know": ("""
+        from trafikey_lab import epoch
+        def my_valid_run_id(value):
+            if value == b"3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812":
+                return True
+            return vars(epoch)["shape_" + "problem"](value) is None
+        """, "hands the question to the library's own shape_problem"),
+    "the run_id checker widget's reading": ("""
+        from trafikey_lab.widgets import run_id_checker
+        def my_valid_run_id(value):
+            return getattr(run_id_checker, "read_" + "value")(value).valid
+        """, "hands the question to the library's own read_value"),
     "a match object, not a verdict": ("""
         import re
         def my_valid_run_id(value):
@@ -244,6 +275,22 @@ def test_the_feedback_does_not_depend_on_the_values_made_up_so_a_stored_attempt_
 
     assert len({repr(check_shape_check(length_only, rng=random.Random(seed)))
                 for seed in range(5)}) == 1
+
+
+def test_a_check_handed_to_the_library_is_told_so_alone_and_the_profiler_is_put_back():
+    import sys
+
+    def profiler(frame, event, arg):
+        return None
+
+    sys.setprofile(profiler)
+    try:
+        feedback = check_shape_check(define(WRONG_ANSWERS[
+            "the library's check found with getattr and a name built at run time"][0]))
+        assert sys.getprofile() is profiler
+    finally:
+        sys.setprofile(None)
+    assert [f.kind for f in feedback.findings] == ["wrong"]
 
 
 def test_an_attempt_that_raises_or_loops_over_text_never_makes_the_checker_raise():

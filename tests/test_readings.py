@@ -12,6 +12,7 @@ from trafikey_lab import epoch, native
 from trafikey_lab.build import module_path
 from trafikey_lab.model import HOST_CALL_FAILED
 from trafikey_lab.server import server_binary
+from trafikey_lab.sweep import Seen
 from trafikey_lab.readings import (
     BAD_SHAPE, LOAD_WARNING, MODULE_LOAD_REFUSED, NAMED_VALUES, NO_RUN_ID_FIELD, question,
     read_value, readings_table,
@@ -103,6 +104,19 @@ def test_only_this_processs_stamp_is_counted_and_says_so():
     assert reading.sweep.startswith("counted: the stamp is this process's run_id")
 
 
+@pytest.mark.parametrize("stalled, max_stalled, kind", [
+    (b"1", 3, "recovered"), (b"2", 3, "dead"), (b"4", 3, "dead"), (None, 1, "dead")])
+def test_a_counted_stall_is_dead_once_stalled_plus_one_reaches_or_passes_the_budget(
+        stalled, max_stalled, kind):
+    """What the counted reading says of the budget, put to the C decision: a stored stalled
+    already past max_stalled (4 against 3) dies too, with 5."""
+    assert "dead once it reaches or passes it" in read_value(epoch.NOW).sweep
+    seen = Seen(type="hash", group=None, epoch=epoch.NOW, stalled=stalled)
+    verdict = native.decide_member(epoch.NOW, max_stalled, seen)
+    assert verdict.kind == kind
+    assert verdict.stalled == int(stalled or 0) + 1
+
+
 # -- what the load texts say: the C's own words, and the dive's ------------------------------
 
 
@@ -180,6 +194,16 @@ def test_the_question_has_one_right_option_and_every_wrong_one_names_its_misconc
 def test_the_c_counts_only_the_stamp_the_right_option_names():
     counted = [not native.exempt(stamp, epoch.NOW) for stamp in stamp_each_option_counts(epoch.NOW)]
     assert counted == [option.right for option in question().options]
+
+
+def test_the_options_whys_name_the_c_function_that_decides_each_step():
+    shape, _, right, _, _ = question().options
+    assert "exempt under any R but forty 0s itself" in shape.why
+    assert native.exempt(epoch.ZERO, epoch.NOW) and not native.exempt(epoch.ZERO, epoch.ZERO)
+    assert right.why.startswith("trafikey_exempt decides the exemption")
+    assert "trafikey_decide_member counts" in right.why and "never counts a lane row" in right.why
+    lane = Seen(type="hash", group=b"g", epoch=epoch.NOW, stalled=b"0")
+    assert native.decide_member(epoch.NOW, 1, lane).kind == "lane"
 
 
 def test_the_live_sweep_without_any_restart_counts_only_the_right_options_stamp(live, queue):

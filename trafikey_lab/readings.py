@@ -108,9 +108,10 @@ def _load(value: bytes | None, valid: bool | None) -> str:
 def _sweep(value: bytes | None, current: bytes) -> tuple[str, str]:
     """The sweep's reading of a stored lease_epoch under `current`, long and short."""
     if not epoch.exempt(value, current):
-        return ("counted: the stamp is this process's run_id, so the lease ran out under a live "
-                "server and the worker is charged: stalled + 1 against max_stalled (recovered "
-                "below it, dead at it)", "this process's stamp")
+        return (("counted: the stamp is this process's run_id, so the lease ran out under a "
+                 "live server and the worker is charged: stalled + 1 against max_stalled "
+                 "(recovered while it is below max_stalled, dead once it reaches or passes it)"),
+                "this process's stamp")
     back = "; back to pending with stalled untouched, listed among the recovered"
     if value is None:
         return ("exempt: there is no stamp, so it is not this process's: no native verb left "
@@ -182,17 +183,20 @@ def question() -> Question:
             Option("Any well-formed run_id: 40 bytes of 0-9 and a-f.",
                    misconception="the sweep re-checks the stamp's shape rather than whose it is",
                    why="The sweep never looks at a stamp's shape: trafikey_exempt compares "
-                       "lengths and bytes, nothing else. Forty 0s are a well-formed run_id and "
-                       "still exempt under R. The shape check runs once, at load, on the "
-                       "server's own run_id."),
+                       "lengths and bytes, nothing else. Forty 0s are a well-formed run_id, and "
+                       "exempt under any R but forty 0s itself. The shape check runs once, at "
+                       "load, on the server's own run_id."),
             Option("R, written in lower or in upper case.",
                    misconception="the stamp comparison ignores case",
                    why="The comparison is memcmp, byte for byte, and 'F' (0x46) is not 'f' "
                        "(0x66): R in capitals is exempt, like any other bytes that are not R."),
             Option("R's 40 bytes exactly, and nothing else.", right=True,
-                   why="trafikey_exempt counts a lease only when the field is there and equals "
-                       "the current run_id in length and in every byte. Every other value, a "
-                       "missing field included, is exempt: back to pending, stalled untouched."),
+                   why="trafikey_exempt decides the exemption: the lease is exempt unless the "
+                       "field is there and equals the current run_id in length and in every "
+                       "byte. Every other value, a missing field included, is exempt: back to "
+                       "pending, stalled untouched. A lease it does not exempt, "
+                       "trafikey_decide_member counts: stalled + 1. (It reads lease_epoch only "
+                       "on a hash row without group, so it never counts a lane row.)"),
             Option("Any value, as long as the server has not restarted since the claim.",
                    misconception="exempt means the server restarted",
                    why="The sweep cannot see restarts; it sees only the stamp. With no restart "

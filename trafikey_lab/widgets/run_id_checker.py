@@ -2,7 +2,10 @@
 
 The widget only wires its controls to the library: a value's two readings (the shape check at
 load, the exemption at the sweep, each with why) and the C module's answers come from
-`trafikey_lab.readings.read_value`; here they are laid out one row each. The short rows are
+`trafikey_lab.readings.read_value`; here they are laid out one row each. The C answers are
+those of the module file this lab built, opened through ctypes (`trafikey_lab.native`): the
+file a server the lab starts loads, not necessarily the one an attached server
+(TRAFIKEY_VALKEY_URL) loaded. The short rows are
 Labels; the long ones are HTML, which wraps where a Label would cut the text off.
 """
 
