@@ -71,9 +71,25 @@ def test_resp_text_is_read_command_by_command_and_anything_else_is_refused():
 
 
 def test_a_quick_restart_and_a_long_one_give_the_same_exempt_verdict():
-    shown = beyond.downtime_verdicts(QUEUE, wait_s=0.6).lines
-    assert shown[0].startswith("a quick restart: sweep [[b'job-1'], []] · stalled (none)")
-    assert shown[1].startswith("down 0.6 s: sweep [[b'job-1'], []] · stalled (none)")
+    shown = beyond.downtime_verdicts(QUEUE, wait_s=1.2, lease_ms=800).lines
+    assert shown[0].startswith("a quick restart: back before the lease ran out · sweep "
+                               "[[b'job-1'], []] · stalled (none)")
+    assert shown[1].startswith("down 1.2 s: back after the lease ran out · sweep [[b'job-1'], []] "
+                               "· stalled (none)")
+    assert shown[2] == "→ the same verdict: the stamp names a process, not a time"
+
+
+def test_the_downtime_cell_says_so_when_even_the_quick_restart_outlasts_the_lease():
+    # A 1 ms lease has run out before any restart is back: the contrast is not there to show.
+    shown = beyond.downtime_verdicts(QUEUE, wait_s=0.2, lease_ms=1).lines
+    assert shown[0].startswith("a quick restart: back after the lease ran out")
+    assert shown[2] == ("→ the same verdict, but not the contrast: on this machine even the quick "
+                        "restart took longer than the 1 ms lease")
+
+
+def test_the_long_restart_must_outlast_the_lease():
+    with pytest.raises(ValueError, match="longer than the lease"):
+        beyond.downtime_verdicts(QUEUE, wait_s=0.5, lease_ms=1000)
 
 
 def exact_tail(mean: str, at_least: int) -> float:
@@ -150,6 +166,20 @@ def test_a_share_below_one_in_a_billion_is_said_in_words_not_in_false_digits():
     assert "e-" not in table and "0, restarts not counted" in table
 
 
+def test_the_sqs_row_is_marked_as_a_consumer_outage_trafikey_would_count():
+    """SQS has no broker restart: its row counts workers that went away, which trafikey counts
+    too, so the table, the figure and its alt text must not set it beside trafikey's 0."""
+    rows = beyond.restart_dead_letters(200, 2, 30, 30, 60)
+    table = beyond.dead_letter_table(rows).splitlines()
+    assert table[3].startswith("Amazon SQS* ")
+    assert table[-1] == ("* SQS has no broker to restart: its row is a consumer outage. trafikey "
+                         "would count that outage (a worker gone under a live server), so the SQS "
+                         "row cannot be set beside trafikey's 0.")
+    assert "<td>Amazon SQS*</td>" in beyond._table_html(rows)
+    assert "consumer outage" in beyond._table_html(rows)
+    assert [r["queue"] for r in rows if r["note"]] == ["Amazon SQS"]
+
+
 def test_a_model_input_out_of_range_is_refused_with_what_it_must_be():
     with pytest.raises(ValueError, match="job_minutes and lease_s more than 0"):
         beyond.restart_dead_letters(10, 1, 0, 30, 60)
@@ -165,13 +195,16 @@ def test_the_figure_has_one_labelled_bar_per_queue():
     fig, ax = plt.subplots()
     bars = beyond.plot_dead_letters(rows, ax=ax)
     assert len(bars) == len(rows)
-    assert [t.get_text() for t in ax.get_yticklabels()] == [r["queue"] for r in rows]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "BullMQ", "asynq", "Amazon SQS*", "trafikey"]
     assert "dead-lettered" in ax.get_xlabel()
     assert len({bar.get_facecolor() for bar in bars}) == len(rows)
     assert alt.alt_text(fig) == (
         "Horizontal bars, one per queue, of the healthy jobs that restarts alone dead-letter in "
-        "a week, in the model: BullMQ 1.2; asynq fewer than one job in a billion; Amazon SQS "
-        "fewer than one job in a billion; trafikey 0.")
+        "a week, in the model: BullMQ 1.2; asynq fewer than one job in a billion; Amazon SQS* "
+        "fewer than one job in a billion; trafikey 0. * SQS has no broker to restart: its row is "
+        "a consumer outage. trafikey would count that outage (a worker gone under a live server), "
+        "so the SQS row cannot be set beside trafikey's 0.")
     assert [t.get_text() for t in ax.texts] == [beyond.dead_text(r) for r in rows]
     plt.close(fig)
 

@@ -58,6 +58,51 @@ def a_typo(primary, replica):
     replica.clinet.execute_command("REPLICAOF", "NO", "ONE")
 
 
+def hand_over_then(also):
+    """A right handover, then `also(primary, replica)`: the wrong part comes after the roles."""
+    def hand_over(primary, replica):
+        replica.client.execute_command("REPLICAOF", "NO", "ONE")
+        also(primary, replica)
+        primary.client.execute_command("REPLICAOF", replica.host, str(replica.port))
+
+    hand_over.__name__ = also.__name__
+    return hand_over
+
+
+def _stamp_forged(primary, replica):
+    replica.client.hset("{promote}:job:job-1", "lease_epoch", "banana")
+
+
+def _stamp_deleted(primary, replica):
+    replica.client.hdel("{promote}:job:job-1", "lease_epoch")
+
+
+def _deadline_moved(primary, replica):
+    replica.client.zadd("{promote}:active", {"job-1": 1})
+
+
+def promoted_then_old_primary_stopped(primary, replica):
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+    primary.stop()
+
+
+def replica_stopped(primary, replica):
+    replica.stop()
+
+
+def old_primary_left_writable(primary, replica):
+    replicaof(primary, replica)
+    primary.client.config_set("replica-read-only", "no")
+
+
+def old_primary_shut_down_by_command(primary, replica):
+    replica.client.execute_command("REPLICAOF", "NO", "ONE")
+    try:
+        primary.client.shutdown(nosave=True)
+    except Exception:  # redis-py raises when the connection closes under it, or not
+        pass
+
+
 WRONG_HANDOVERS = [
     (does_nothing, "nothing changed in the roles"),
     (replica_follows_itself, "the replica now follows itself"),
@@ -72,6 +117,18 @@ WRONG_HANDOVERS = [
     (promoted_then_emptied, "the lease the old primary granted is gone from the new primary"),
     (a_typo, "hand_over raised AttributeError: 'OwnedServer' object has no attribute 'clinet'. "
              "Fix it and run the cell again."),
+    # A forgery: the sweep finds a stamp that is not the new primary's run_id, so it would call
+    # the lease exempt; the stamp must be the old primary's, byte for byte, and the row as granted.
+    (hand_over_then(_stamp_forged), "the lease on the new primary is not the one the old primary "
+                                    "granted: its lease_epoch changed"),
+    (hand_over_then(_stamp_deleted), "the lease on the new primary is not the one the old "
+                                     "primary granted: its lease_epoch changed"),
+    (hand_over_then(_deadline_moved), "not the one the old primary granted: its deadline changed"),
+    (old_primary_left_writable, "the old primary accepted a sweep: it is still writable: a worker "
+                                "could extend a lease there."),
+    (promoted_then_old_primary_stopped, "hand_over stopped the old primary: its process is gone"),
+    (replica_stopped, "hand_over stopped the replica: its process is gone"),
+    (old_primary_shut_down_by_command, "hand_over stopped the old primary"),
 ]
 
 COMMANDS = ("REPLICAOF", "SLAVEOF", "NO ONE", "FAILOVER", "replicaof")
@@ -80,7 +137,7 @@ COMMANDS = ("REPLICAOF", "SLAVEOF", "NO ONE", "FAILOVER", "replicaof")
 @pytest.mark.parametrize("hand_over,says", WRONG_HANDOVERS,
                          ids=[h.__name__ for h, _ in WRONG_HANDOVERS])
 def test_the_handover_checker_rejects_each_wrong_handover_saying_what_is_wrong(hand_over, says):
-    feedback = check_promotion(hand_over)
+    feedback = check_promotion(hand_over)  # a finding, never an exception, whatever it does
     assert not feedback.right and WRONG in kinds(feedback)
     assert says in texts(feedback)
     if hand_over is not failover_sent_to_the_replica:  # the server's own error names its command
@@ -126,6 +183,25 @@ def test_the_handover_checker_accepts_each_right_handover(hand_over):
     assert kinds(feedback) == [RIGHT, RIGHT, RIGHT]
     assert "the old primary answers the sweep with READONLY" in texts(feedback)
     assert "sends the old primary's lease back to pending uncounted" in texts(feedback)
+    assert "the row's stamp is byte for byte the old primary's run_id" in texts(feedback)
+
+
+@pytest.mark.parametrize("also", [_stamp_forged, _stamp_deleted])
+def test_a_forged_stamp_is_never_called_exempt(also):
+    """The sweep would find "banana", or no stamp, exempt too: the checker says the row is not
+    the granted one instead of crediting the handover with the sweep's verdict."""
+    feedback = check_promotion(hand_over_then(also))
+    assert kinds(feedback) == [RIGHT, RIGHT, WRONG]
+    assert "pending uncounted" not in texts(feedback)
+    assert "the old primary's run_id" not in texts(feedback)
+
+
+def test_the_handover_checker_promises_only_what_it_checks():
+    """The docstring names what a right answer must show; each part is one the checker looks at."""
+    doc = " ".join(check_promotion.__doc__.split())
+    assert "a run_id of its own" not in doc
+    assert "byte for byte as the old primary granted them" in doc
+    assert "never an exception" in doc
 
 
 def test_a_hand_over_that_is_not_a_function_is_called_wrong_before_any_server_starts(

@@ -62,6 +62,8 @@ def test_every_sanitize_rule_parses_as_a_regex_and_replace_pair():
     ("data in /tmp/trafikey-lab-x1_y2z3", "data in <data_dir>"),
     ("deadline 1795981575111", "deadline <ms>"),
     ("<Output at 0x7f3a2b1c0d90>", "<Output at 0x<address>>"),
+    ("stalled2           2000 expired leases in 7.88 ms of server time",
+     "stalled2           2000 expired leases in <server time>"),
 ])
 def test_each_volatile_value_is_sanitized(volatile, steady):
     assert sanitize(volatile) == steady

@@ -84,10 +84,12 @@ def test_the_small_measurement_gives_each_way_a_server_of_its_own_and_stops_it(m
 
     monkeypatch.setattr(scripted, "OwnedServer", owned)
     lines = scripted.small_measurement(n=30, repeats=2, info_calls=10).splitlines()
-    assert lines[0] == "each on a server of its own, best of 2 runs, the server's own time:"
+    assert lines[0] == ("each on a server of its own, best of 2 runs, the server's time inside "
+                        "the commands:")
     assert [line.split()[0] for line in lines[1:]] == [
         "EMQ.STALLED.CHECK", "stalled2", "stalled2_info", "INFO"]
-    assert all(line.endswith(" ms elapsed") for line in lines[1:])
+    # Server time, from INFO commandstats: not the wall clock the word "elapsed" would suggest.
+    assert all(line.endswith(" ms of server time") for line in lines[1:])
     assert "30 expired leases in" in lines[1] and "10 calls in" in lines[4]
     # Three sweeps and one INFO run per repeat, each on a server started for it alone.
     assert len(started) == 8 and len({id(server) for server in started}) == 8

@@ -22,7 +22,8 @@ def test_a_sweep_given_the_run_id_read_before_a_restart_counts_the_restart_as_a_
     assert race.read_run_id().endswith("process A")
     assert race.restart().endswith("now process B is running")
     outcome = race.sweep_with_client_run_id()
-    assert "job-1 dead-lettered" in outcome and "compared with: process A" in outcome
+    assert "job-1 dead-lettered" in outcome
+    assert "compared with: process A, the run_id the client passed" in outcome
 
 
 @pytest.mark.parametrize("sweep", ["sweep_reading_info", "sweep_natively"])
@@ -32,8 +33,11 @@ def test_a_sweep_that_takes_the_running_processs_run_id_exempts_the_restart(live
     race.read_run_id()
     race.restart()
     outcome = getattr(race, sweep)()
+    assert outcome.startswith(("stalled2_info on process B", "EMQ.STALLED.CHECK on process B"))
     assert "job-1 recovered, state pending, stalled absent" in outcome
-    assert "compared with: process B" in outcome
+    # The value the script or the verb compared with is not the client's to see: the outcome
+    # names only the process the client's INFO reports, never a comparison it did not observe.
+    assert "compared with: process" not in outcome and "unseen by the client" in outcome
 
 
 # -- the exercise's catalogue ---------------------------------------------------------------
@@ -110,6 +114,52 @@ def client_side_sweep_with_run_id_read_first(client, queue):
     scripted.pipelined_sweep(client, queue, run_id, 1)
 
 
+def by_hand(deadlines=True, lanes=True, counts=True, exempt_keeps_stalled=True, ghosts=True):
+    """A sweep written by hand in one script that reads INFO itself, so that every restart
+    finds the job exempt and the one lease the stored attempt looks at comes out right. Each
+    flag set False drops one of the verb's rules: the checker's other rows must catch each."""
+    members = ("redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE')" if deadlines
+               else "redis.call('ZRANGE', KEYS[1], 0, -1)")
+    body = f"""
+        local run_id = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        for _, id in ipairs({members}) do
+          local row = KEYS[4] .. id
+          local f = redis.call('HMGET', row, 'group', 'lease_epoch', 'stalled')
+          if {'true' if ghosts else 'false'} and redis.call('EXISTS', row) == 0 then
+            redis.call('ZREM', KEYS[1], id)
+          elseif {'true' if lanes else 'false'} and f[1] then
+          elseif f[2] == run_id then
+            local stalled = {"tonumber(f[3] or '0') + 1" if counts else '1'}
+            redis.call('ZREM', KEYS[1], id)
+            redis.call('ZADD', KEYS[3], now, id)
+            redis.call('HSET', row, 'state', 'dead', 'stalled', stalled)
+          else
+            redis.call('ZREM', KEYS[1], id)
+            redis.call('ZADD', KEYS[2], 0, id)
+            redis.call('HSET', row, 'state', 'pending')
+            {'' if exempt_keeps_stalled else "redis.call('HDEL', row, 'stalled')"}
+          end
+        end
+    """
+
+    def sweep(client, queue):
+        run_lua(client, body, keys(queue), [1])
+
+    sweep.__name__ = "by_hand_" + "_".join(
+        name for name, kept in (("ignoring_deadlines", deadlines), ("ignoring_lanes", lanes),
+                                ("setting_stalled_to_1", counts),
+                                ("clearing_an_exempt_rows_stalled", exempt_keeps_stalled),
+                                ("giving_a_ghost_a_row", ghosts)) if not kept)
+    return sweep
+
+
+EVERY_MEMBER_BY_ITS_STAMP = by_hand(deadlines=False, lanes=False, counts=False,
+                                    exempt_keeps_stalled=False, ghosts=False)
+EVERY_MEMBER_BY_ITS_STAMP.__name__ = "every_member_of_active_moved_by_its_stamp_alone"
+
+
 WRONG_SWEEPS = [
     (stored_attempt, "between your sweep's command 1 (INFO) and command 2 (EVAL) was counted "
                      "as a stall"),
@@ -129,6 +179,25 @@ WRONG_SWEEPS = [
     (pattern_that_takes_the_rest_of_info, "raised ResponseError: EMQ run_id must be 40 characters"),
     (client_side_sweep_with_run_id_read_first, "between your sweep's command 1 (INFO) and "
                                                "command 2 (TIME) was counted as a stall"),
+    (EVERY_MEMBER_BY_ITS_STAMP, "a lease this process granted whose deadline has not passed "
+                                "(job-running) ended in dead, its row saying state dead, stalled "
+                                "1; the verb leaves it in active, its row saying state active, "
+                                "stalled (none): a sweep takes only the members of active whose "
+                                "deadline has passed"),
+    (by_hand(deadlines=False), "(job-running) ended in dead"),
+    (by_hand(lanes=False), "a lane row (its row has a group field), run out (job-lane) ended in "
+                           "dead, its row saying state dead, stalled 1; the verb leaves it in "
+                           "active, its row saying state active, stalled (none): the sweep leaves "
+                           "a lane row where it is"),
+    (by_hand(counts=False), "(job-counted-before) ended in dead, its row saying state dead, "
+                            "stalled 1; the verb leaves it in dead, its row saying state dead, "
+                            "stalled 3: a counted stall adds one"),
+    (by_hand(exempt_keeps_stalled=False), "(job-exempt) ended in pending, its row saying state "
+                                          "pending, stalled (none); the verb leaves it in "
+                                          "pending, its row saying state pending, stalled 1"),
+    (by_hand(ghosts=False), "a member of active with no row (a ghost), run out (job-ghost) ended "
+                            "in pending, its row saying state pending, stalled (none); the verb "
+                            "leaves it in none of the sorted sets, with no row"),
 ]
 
 GIVES_THE_ANSWER_AWAY = ("stalled2_info", "sweep_reading_info", "redis.call", "string.match")
@@ -169,15 +238,55 @@ def an_unused_info_first(client, queue):
 
 
 RIGHT_SWEEPS = [reads_info_in_the_script, reads_every_info_section_with_another_pattern,
-                the_courses_stalled2_info, a_registered_script_of_its_own, an_unused_info_first]
+                the_courses_stalled2_info, a_registered_script_of_its_own, an_unused_info_first,
+                by_hand()]
 
 
 @pytest.mark.parametrize("sweep", RIGHT_SWEEPS, ids=[s.__name__ for s in RIGHT_SWEEPS])
 def test_the_restart_checker_accepts_each_script_that_reads_the_run_id_itself(live, sweep):
     feedback = check_sweep_survives_restart(sweep, live, QUEUE)
     assert feedback.right, repr(feedback)
-    assert "sent the job back to pending uncounted" in repr(feedback)
+    assert "sent the job back to pending uncounted every time" in repr(feedback)
+    assert "left the 5 other rows of the queue as the verb leaves them" in repr(feedback)
     assert live.dataset() == {}
+
+
+def test_the_restart_checker_says_what_it_saw_not_why_it_happened(live):
+    """The right answer's message reports what the runs showed; it does not claim to know
+    which run_id the sweep compared with, which no run observes."""
+    text = repr(check_sweep_survives_restart(reads_info_in_the_script, live, QUEUE))
+    assert "compared the stamp with" not in text
+
+
+def test_a_counted_restart_is_told_without_pointing_at_the_fix(live):
+    """The stored attempt's feedback says what went wrong, not where the run_id should come
+    from: that is the exercise (and its hint)."""
+    text = repr(check_sweep_survives_restart(stored_attempt, live, QUEUE))
+    assert "should have been exempt" in text
+    assert not any(word in text for word in ("read before", "had gone", "inside", "INFO itself"))
+
+
+def test_the_control_rows_are_what_the_model_decides_for_them(live):
+    """The control's expected rows come from the verb's own run; what the checker's messages
+    say the verb does with each is what the verb did, and what the model decides for it."""
+    expected = why_natively._verbs_control(live, QUEUE)
+    live.clear(QUEUE)
+    assert expected[b"job-running"].sets == ("active",)
+    assert expected[b"job-running"].scores == (why_natively.FAR_DEADLINE_MS, None)
+    assert expected[b"job-lane"].sets == ("active",)
+    assert expected[b"job-lane"].row[b"state"] == b"active"
+    assert expected[b"job-counted-before"].sets == ("dead",)
+    assert expected[b"job-counted-before"].row[b"stalled"] == b"3"
+    assert expected[b"job-exempt"].sets == ("pending",)
+    assert expected[b"job-exempt"].row[b"stalled"] == b"1"
+    assert expected[b"job-ghost"] == why_natively._Member((), (None, None), {})
+    from trafikey_lab.sweep import Seen, Verdict, decide_member
+
+    this, other = b"a" * 40, b"0" * 40
+    assert decide_member(this, 1, Seen("hash", None, this, b"2")) == Verdict("dead", 3)
+    assert decide_member(this, 1, Seen("hash", b"lane-a", this, None)) == Verdict("lane")
+    assert decide_member(this, 1, Seen("hash", None, other, b"1")) == Verdict("exempt")
+    assert decide_member(this, 1, Seen("none")) == Verdict("ghost")
 
 
 def test_the_restart_checker_restarts_before_every_command_a_right_sweep_sends(live):

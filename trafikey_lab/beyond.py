@@ -155,11 +155,22 @@ def aof_claim(queue: Queue) -> Shown:
     ))
 
 
-def downtime_verdicts(queue: Queue, wait_s: float = 1.0) -> Shown:
+DOWNTIME_LEASE_MS = 1000
+"""The lease of downtime_verdicts: longer than a quick restart of an append-only server takes
+(about a quarter of a second), so that the quick restart comes back before it runs out."""
+
+
+def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
+                      lease_ms: int = DOWNTIME_LEASE_MS) -> Shown:
     """Two leases on an append-only server, each across one restart: one restart is quick,
-    the other waits `wait_s` seconds while the server is down (longer than the lease). Both
-    sweeps, max_stalled 1, give the same verdict."""
-    lines = []
+    the other waits `wait_s` seconds while the server is down (longer than the lease). Each
+    line says whether the server came back before the lease ran out, so that a machine whose
+    quick restart takes longer than the lease shows it; both sweeps, max_stalled 1, give the
+    same verdict."""
+    if wait_s * 1000 <= lease_ms:
+        raise ValueError(f"wait_s must be longer than the lease ({lease_ms} ms): the long restart "
+                         "is the one that outlasts it")
+    lines, back_before = [], []
     with tempfile.TemporaryDirectory(prefix="trafikey-lab-") as folder:
         server = OwnedServer(persistence="aof", data_dir=folder)
         try:
@@ -168,20 +179,27 @@ def downtime_verdicts(queue: Queue, wait_s: float = 1.0) -> Shown:
             for label, pause in (("a quick restart", 0.0), (f"down {wait_s:g} s", wait_s)):
                 live.clear(queue)
                 live.add(queue, JOB, b"hello")
-                live.claim(queue, LEASE_MS)
+                live.claim(queue, lease_ms)
                 deadline = live.deadline(queue, JOB)
                 server.stop()
                 time.sleep(pause)
                 server.start()
+                back_before.append(live.now_ms() <= deadline)
                 live.wait_until(deadline)
                 reply = live.sweep(queue, 1)
                 row = live.row(queue, JOB)
-                lines.append(f"{label}: sweep {reply!r} · stalled "
+                when = "before" if back_before[-1] else "after"
+                lines.append(f"{label}: back {when} the lease ran out · sweep {reply!r} · stalled "
                              f"{row.get(b'stalled', b'(none)').decode()} · state "
                              f"{row[b'state'].decode()}")
         finally:
             server.stop()
-    return Shown((*lines, "→ the same verdict: the stamp names a process, not a time"))
+    if back_before[0]:
+        ending = "→ the same verdict: the stamp names a process, not a time"
+    else:
+        ending = (f"→ the same verdict, but not the contrast: on this machine even the quick "
+                  f"restart took longer than the {lease_ms} ms lease")
+    return Shown((*lines, ending))
 
 
 # -- what other queues charge for a restart: a model -------------------------------------------
@@ -191,12 +209,14 @@ class Budget:
     """One queue's rule, as the model plays it: a job is dead-lettered once the leases it lost
     exceed `forgiven`. `limit` is the setting as the queue's own documentation names it, and
     `forgiven` what that setting forgives, off-by-one included (notebook 05 cites each page).
-    `counts_restarts` False: a lease that crossed a restart is not counted at all."""
+    `counts_restarts` False: a lease that crossed a restart is not counted at all. `note`, when
+    set, says why the row is not the same event as the others."""
 
     queue: str
     limit: str
     forgiven: int
     counts_restarts: bool
+    note: str = ""
 
 
 BUDGETS = (
@@ -206,7 +226,11 @@ BUDGETS = (
     Budget("asynq", "MaxRetry 25 (default)", 25, True),
     # A message goes to the dead-letter queue when its receive count would exceed
     # maxReceiveCount; the first receive counts, so the 5th lost lease is the last.
-    Budget("Amazon SQS", "maxReceiveCount 5 (your choice)", 4, True),
+    # SQS has no broker to restart: the row is a consumer outage, which trafikey counts.
+    Budget("Amazon SQS", "maxReceiveCount 5 (your choice)", 4, True,
+           note="SQS has no broker to restart: its row is a consumer outage. trafikey would count "
+                "that outage (a worker gone under a live server), so the SQS row cannot be set "
+                "beside trafikey's 0."),
     # stalled + 1 reaching max_stalled is a death: at 1, the first counted stall.
     Budget("trafikey", "max_stalled 1", 0, False),
 )
@@ -234,9 +258,10 @@ def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minu
     jobs_in_flight jobs at all times, each running job_minutes; restarts come at random
     (Poisson) restarts_per_week times a week and each lasts down_s seconds. The model assumes
     that a restart shorter than the lease loses no lease (every worker renews its lease as soon
-    as the server is back, before the lease runs out), and that a longer one costs every job
-    in flight one lost lease. A job is dead-lettered when its lost leases exceed what its queue
-    forgives."""
+    as the server is back, before the lease runs out), that a longer one costs every job in
+    flight one lost lease, and that a lost lease leaves a job's running time unchanged (a job
+    retried from the start really stays in flight longer, and meets more restarts). A job is
+    dead-lettered when its lost leases exceed what its queue forgives."""
     if jobs_in_flight < 0 or restarts_per_week < 0 or job_minutes <= 0 or lease_s <= 0:
         raise ValueError("jobs_in_flight and restarts_per_week must be 0 or more, job_minutes "
                          "and lease_s more than 0")
@@ -248,7 +273,7 @@ def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minu
         share = poisson_tail(mean, budget.forgiven + 1) if budget.counts_restarts else 0.0
         rows.append({"queue": budget.queue, "limit": budget.limit, "forgiven": budget.forgiven,
                      "counts_restarts": budget.counts_restarts, "share": share,
-                     "dead_per_week": jobs_per_week * share})
+                     "dead_per_week": jobs_per_week * share, "note": budget.note})
     return rows
 
 
@@ -265,18 +290,28 @@ def _forgiven_text(row: dict) -> str:
     return str(row["forgiven"]) if row["counts_restarts"] else f"{row['forgiven']}, restarts not counted"
 
 
+def _marked(row: dict) -> str:
+    """The queue's name, with a * when a note below the table says its row is another event."""
+    return f"{row['queue']}*" if row.get("note") else row["queue"]
+
+
+def _notes(rows: list[dict]) -> list[str]:
+    return [f"* {r['note']}" for r in rows if r.get("note")]
+
+
 def dead_letter_table(rows: list[dict]) -> str:
     lines = [f"{'queue':<12} {'limit':<32} {'lost leases forgiven':<24} healthy jobs dead a week"]
-    lines += [f"{r['queue']:<12} {r['limit']:<32} {_forgiven_text(r):<24} {dead_text(r)}"
+    lines += [f"{_marked(r):<12} {r['limit']:<32} {_forgiven_text(r):<24} {dead_text(r)}"
               for r in rows]
-    return "\n".join(lines)
+    return "\n".join(lines + _notes(rows))
 
 
 def dead_letter_alt(rows: list[dict]) -> str:
-    """The figure's alt text: what each bar shows, in the table's words."""
-    bars = "; ".join(f"{r['queue']} {dead_text(r)}" for r in rows)
+    """The figure's alt text: what each bar shows, in the table's words, and its notes."""
+    bars = "; ".join(f"{_marked(r)} {dead_text(r)}" for r in rows)
+    notes = "".join(f" {note}" for note in _notes(rows))
     return (f"Horizontal bars, one per queue, of the healthy jobs that restarts alone "
-            f"dead-letter in a week, in the model: {bars}.")
+            f"dead-letter in a week, in the model: {bars}.{notes}")
 
 
 # Okabe-Ito, readable by colour-blind readers; each bar also carries its queue's name and value.
@@ -289,7 +324,7 @@ def plot_dead_letters(rows: list[dict], ax=None):
 
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3))
-    names = [r["queue"] for r in rows]
+    names = [_marked(r) for r in rows]
     values = [r["dead_per_week"] for r in rows]
     bars = ax.barh(names, values, color=_COLOURS[:len(rows)],
                    hatch=["", "//", "..", "xx", "\\\\", "oo"][:len(rows)], edgecolor="black")
@@ -321,10 +356,11 @@ def _figure_svg(rows: list[dict]) -> str:
 
 def _table_html(rows: list[dict]) -> str:
     body = "".join(
-        f"<tr><td>{r['queue']}</td><td>{r['limit']}</td><td>{_forgiven_text(r)}</td>"
+        f"<tr><td>{html.escape(_marked(r))}</td><td>{r['limit']}</td><td>{_forgiven_text(r)}</td>"
         f"<td>{dead_text(r)}</td></tr>" for r in rows)
+    notes = "".join(f"<p>{html.escape(note)}</p>" for note in _notes(rows))
     return ("<table><tr><th>queue</th><th>limit</th><th>lost leases forgiven</th>"
-            f"<th>healthy jobs dead a week</th></tr>{body}</table>")
+            f"<th>healthy jobs dead a week</th></tr>{body}</table>{notes}")
 
 
 def restart_costs():

@@ -1282,6 +1282,26 @@ def _holds_the_lease(primary, replica, queue: Queue, job: bytes) -> bool:
     return True
 
 
+def _gone(primary, replica) -> str | None:
+    """Which server hand_over stopped, if it stopped one; None while both run."""
+    stopped = [name for name, server in (("the old primary", primary), ("the replica", replica))
+               if not server.running or server.client is None]
+    if not stopped:
+        return None
+    return (f"hand_over stopped {' and '.join(stopped)}: "
+            f"{'their processes are' if len(stopped) == 2 else 'its process is'} gone. A "
+            "handover keeps both servers running and changes their roles: the replica goes on "
+            "as the primary, and the old primary as its replica, in sync with it.")
+
+
+def _row_changes(row: dict, granted: dict, deadline, granted_deadline) -> list[str]:
+    """What differs between the lease as the new primary holds it and as the old primary
+    granted it: the row's fields by name, and the deadline in active."""
+    changes = [f"its {plain(name)}" for name in sorted(set(row) | set(granted))
+               if row.get(name) != granted.get(name)]
+    return changes + (["its deadline"] if deadline != granted_deadline else [])
+
+
 def _follows(info: dict, names: dict) -> str:
     port = info.get("master_port")
     return names.get(port, f"a server on port {port}")
@@ -1324,10 +1344,13 @@ def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
 def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
     """The learner's `hand_over(primary, replica)`, given two servers of the lab (each with
     .client, .host and .port), where `replica` follows `primary` and holds a lease `primary`
-    granted. Right when, within SETTLE_S of its return, the replica answers as a primary with a
-    run_id of its own, the old primary follows it in sync and refuses the module's verbs, and
-    the new primary's sweep, max_stalled 1, finds the lease exempt. Both servers are started
-    for the check alone, and stopped afterwards, however it ends."""
+    granted. Right when, within SETTLE_S of its return, both servers still run, the replica
+    answers as a primary, the old primary follows it in sync and refuses the module's verbs, the
+    new primary holds the lease's row and deadline byte for byte as the old primary granted them
+    (its stamp the old primary's run_id, which is not the new primary's), and the new primary's
+    sweep, max_stalled 1, finds the lease exempt. Both servers are started for the check alone,
+    and stopped afterwards, however it ends. Whatever hand_over does, the answer is a finding,
+    never an exception."""
     import redis
 
     from .executors import LiveExecutor
@@ -1348,6 +1371,8 @@ def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
         granted = LiveExecutor(primary)
         granted.add(queue, JOB, b"hello")
         granted.claim(queue, LEASE_MS)
+        granted_row, granted_deadline = granted.row(queue, JOB), granted.deadline(queue, JOB)
+        granted_run_id = granted.run_id
         # The lease reaches the replica in the snapshot of its first sync.
         replica.client.execute_command("REPLICAOF", primary.host, str(primary.port))
         if not _holds_the_lease(primary, replica, queue, JOB):
@@ -1362,31 +1387,55 @@ def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
                       "again.")
             return _feedback(exercise, [Finding(WRONG, f"hand_over raised "
                                                        f"{_error(exc).rstrip('.')}. {advice}")])
-        old, new = _settled(primary, replica)
+        if (gone := _gone(primary, replica)) is None:
+            try:
+                old, new = _settled(primary, replica)
+            except redis.ConnectionError:
+                # A server shut down from inside hand_over: its process may end only now.
+                gone = _gone(primary, replica) or ("a server stopped answering once hand_over "
+                                                   "had returned: a handover keeps both running.")
+        if gone is not None:
+            return _feedback(exercise, [Finding(WRONG, gone)])
         if (problem := _roles_problem(old, new, primary, replica)) is not None:
             return _feedback(exercise, [Finding(WRONG, problem)])
         findings = [Finding(RIGHT, "the replica answers as a primary, and the old primary "
                                    "follows it, in sync")]
         try:
             LiveExecutor(primary).sweep(queue, 1)
-            refused = "a sweep: it is still writable"
+            refused = None
         except ReplyError as refusal:
             refused = refusal.text.split(" ", 1)[0]
-        findings.append(Finding(RIGHT if refused == "READONLY" else WRONG,
-                                f"the old primary answers the sweep with {refused}: no worker "
-                                f"can extend a lease there now"))
+        if refused == "READONLY":
+            findings.append(Finding(RIGHT, "the old primary answers the sweep with READONLY: no "
+                                           "worker can extend a lease there now"))
+        elif refused is None:
+            findings.append(Finding(WRONG, "the old primary accepted a sweep: it is still "
+                                           "writable: a worker could extend a lease there."))
+        else:
+            findings.append(Finding(WRONG, f"the old primary answers the sweep with {refused}, "
+                                           "not READONLY: a replica refuses every write."))
         live = LiveExecutor(replica)
         deadline = live.deadline(queue, JOB)
         if deadline is None:
             findings.append(Finding(WRONG, "the lease the old primary granted is gone from the "
                                            "new primary: the handover lost it"))
             return _feedback(exercise, findings)
+        if changes := _row_changes(live.row(queue, JOB), granted_row, deadline, granted_deadline):
+            findings.append(Finding(WRONG, f"the lease on the new primary is not the one the old "
+                                           f"primary granted: {' and '.join(changes)} changed. A "
+                                           "handover moves roles, never rows: the new primary "
+                                           "must hold the bytes the old one wrote, stamp "
+                                           "included, or its sweep's verdict on the lease says "
+                                           "nothing about the handover."))
+            return _feedback(exercise, findings)
+        stamp = granted_row.get(b"lease_epoch")
+        another = stamp == granted_run_id.encode() and live.run_id != granted_run_id
         live.wait_until(deadline)
-        exempt = live.sweep(queue, 1) == [[JOB], []]
+        exempt = another and live.sweep(queue, 1) == [[JOB], []]
         findings.append(Finding(
             RIGHT if exempt else WRONG,
             "the new primary's sweep, max_stalled 1, sends the old primary's lease back to "
-            "pending uncounted: the stamp names the old primary's process, and the new primary "
-            "runs a process of its own" if exempt else
+            "pending uncounted: the row's stamp is byte for byte the old primary's run_id, and "
+            "the new primary's run_id is another" if exempt else
             "the new primary's sweep did not find the old primary's lease exempt"))
     return _feedback(exercise, findings)

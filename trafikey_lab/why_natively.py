@@ -1,4 +1,4 @@
-"""Notebook 06, why natively: the run_id race a scripted sweep loses, and the check of the fix.
+"""Notebook 06, why natively: the run_id race a scripted sweep can lose, and the check of the fix.
 
 A script cannot read the process's run_id the way the module does (once, at load, from the
 server itself). A scripted sweep is either handed the run_id by its caller, who read it from
@@ -7,9 +7,11 @@ restart: the caller reads INFO, the server restarts, the script runs on the new 
 the old run_id, and a lease the old process granted looks as if this process granted it, so
 the restart is counted as a stall. `RunIdRace` plays that race one step at a time on a live
 server. `check_sweep_survives_restart` runs a learner's scripted sweep once without a restart,
-where it must count the stall, then once with the restart just before each command it sends,
-where the job must come back uncounted every time: a sweep that never counts, and one that
-reads the run_id a command too early, both fail one of the two.
+where it must count the stall and leave every other row of the queue as the verb leaves it (a
+lease not yet run out, a lane row, a row counted before, an exempt row, a ghost), then once
+with the restart just before each command it sends, where the job must come back uncounted
+every time: a sweep that never counts, one that reads the run_id a command too early, and one
+that moves every member of active by its stamp alone each fail one of them.
 """
 
 import re
@@ -20,7 +22,7 @@ import redis
 
 from .exercises import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
 from .executors import LiveExecutor, Queue, script_source
-from .scripted import ScriptedPeer, native_sweep
+from .scripted import FOREIGN, ScriptedPeer, native_sweep
 from .text import plain, short
 
 JOB = b"job-1"
@@ -68,28 +70,36 @@ class RunIdRace:
     def sweep_with_client_run_id(self) -> str:
         peer = ScriptedPeer(self.live.client)
         reply = peer.sweep(self.queue, self.client_run_id, self.max_stalled)
-        return self.outcome("stalled2 with the client's run_id", reply, self.client_run_id)
+        return self.outcome("stalled2 with the client's run_id", reply,
+                            f"compared with: {self._name(self.client_run_id)}, the run_id the "
+                            "client passed")
 
     def sweep_reading_info(self) -> str:
         reply = ScriptedPeer(self.live.client).sweep_reading_info(self.queue, self.max_stalled)
-        return self.outcome("stalled2_info", reply, self.live.run_id)
+        return self.outcome("stalled2_info", reply,
+                            "compared with: the run_id the script read itself, unseen by the "
+                            "client")
 
     def sweep_natively(self) -> str:
         reply = native_sweep(self.live.client, self.queue, self.max_stalled)
-        return self.outcome("EMQ.STALLED.CHECK", reply, self.live.run_id)
+        return self.outcome("EMQ.STALLED.CHECK", reply,
+                            "compared with: the run_id the module cached at load, unseen by the "
+                            "client")
 
     def stamp(self) -> str:
         return self._name(self.live.row(self.queue, JOB).get(b"lease_epoch"))
 
-    def outcome(self, who: str, reply, compared_with: str) -> str:
-        """What the sweep did to the job, and which two processes its decision compared."""
+    def outcome(self, who: str, reply, compared: str) -> str:
+        """What the sweep did to the job. The processes are named from the client's INFO (the
+        one it runs on, the stamp's); `compared` says what the decision compared the stamp
+        with, as far as the client can know it: the argument it passed, or that it cannot see."""
         row = self.live.row(self.queue, JOB)
         stalled = row.get(b"stalled", b"absent").decode()
         recovered, dead = reply
         verdict = "dead-lettered" if JOB in dead else "recovered" if JOB in recovered else "untouched"
         return (f"{who} on {self._name(self.live.run_id)}: {JOB.decode()} {verdict}, "
                 f"state {row[b'state'].decode()}, stalled {stalled} "
-                f"(stamp: {self.stamp()}, compared with: {self._name(compared_with)})")
+                f"(stamp: {self.stamp()}; {compared})")
 
 
 RULES = resources.files("trafikey_lab.scripts").joinpath("common.lua").read_text()
@@ -150,19 +160,86 @@ def _load_scripts(live: LiveExecutor, loaded: set[str]) -> None:
         live.client.script_load(text)
 
 
+FAR_DEADLINE_MS = 4_000_000_000_000
+"""The deadline of the control run's lease that has not run out: in the year 2096, the same in
+the verb's run and the learner's, so that their rows compare byte for byte."""
+
+OTHERS = {
+    b"job-running": ("a lease this process granted whose deadline has not passed",
+                     "a sweep takes only the members of active whose deadline has passed"),
+    b"job-lane": ("a lane row (its row has a group field), run out",
+                  "the sweep leaves a lane row where it is, untouched"),
+    b"job-counted-before": (("a lease this process granted, run out, whose row already says "
+                             "stalled 2"),
+                            "a counted stall adds one to the stalled count the row holds"),
+    b"job-exempt": ("a lease another process granted, run out, whose row says stalled 1",
+                    ("a lease another process granted goes back to pending with its stalled "
+                     "count untouched")),
+    b"job-ghost": ("a member of active with no row (a ghost), run out",
+                   "the sweep drops a ghost from active and writes no row"),
+}
+"""The control run's other rows: what each is, and what the verb does with it (the checker
+compares each with the verb's own run on the same rows)."""
+
+
+def _lay_out_control(live: LiveExecutor, queue: Queue) -> None:
+    """The control run's queue: JOB granted natively and run out, as in every run, beside one
+    member of active of each other kind the sweep decides (OTHERS), written by the checker."""
+    live.clear(queue)
+    live.add(queue, JOB, b"hello")
+    claimed = live.claim(queue, 50)
+    run_id = live.run_id.encode()
+    lease = {b"state": b"active", b"attempts": b"1", b"payload": b"p", b"lease_epoch": run_id}
+    rows = {
+        b"job-running": ({**lease}, FAR_DEADLINE_MS),
+        b"job-lane": ({**lease, b"group": b"lane-a"}, 1),
+        b"job-counted-before": ({**lease, b"attempts": b"3", b"stalled": b"2"}, 2),
+        b"job-exempt": ({**lease, b"lease_epoch": FOREIGN, b"stalled": b"1"}, 3),
+        b"job-ghost": (None, 4),
+    }
+    for job, (row, deadline) in rows.items():
+        if row is not None:
+            live.client.hset(queue.row(job), mapping=row)
+        live.client.zadd(queue.active, {job: deadline})
+    live.wait_until(claimed[2])
+
+
+@dataclass(frozen=True)
+class _Member:
+    """Where one job is after a sweep: the sorted sets that hold it, its score in active and in
+    pending (a dead member's score is the time it died, which differs between runs), its row."""
+
+    sets: tuple[str, ...]
+    scores: tuple
+    row: dict
+
+
+def _member(live: LiveExecutor, queue: Queue, job: bytes) -> _Member:
+    named = (("active", queue.active), ("pending", queue.pending), ("dead", queue.dead))
+    scores = {name: live.client.zscore(key, job) for name, key in named}
+    return _Member(tuple(name for name, _ in named if scores[name] is not None),
+                   (scores["active"], scores["pending"]), live.row(queue, job))
+
+
 @dataclass(frozen=True)
 class _Run:
-    """One run of the learner's sweep: where the job ended up, and what the sweep sent."""
+    """One run of the learner's sweep: where the job ended up, where the control run's other
+    rows did (empty in a run with a restart), and what the sweep sent."""
 
     sets: tuple[str, ...]
     row: dict
+    others: dict
     client: _SweepClient
     error: Exception | None
 
 
 def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
          loaded: set[str]) -> _Run:
-    grant_expired_lease(live, queue)
+    control = restart_before is None
+    if control:
+        _lay_out_control(live, queue)
+    else:
+        grant_expired_lease(live, queue)
     _load_scripts(live, loaded)
     client = _SweepClient(live, restart_before, loaded)
     error = None
@@ -170,10 +247,16 @@ def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
         sweep(client, queue)
     except Exception as exc:  # the learner's attempt: whatever it raises is a finding
         error = exc
-    sets = tuple(name for name, key in (("active", queue.active), ("pending", queue.pending),
-                                        ("dead", queue.dead))
-                 if live.client.zscore(key, JOB) is not None)
-    return _Run(sets, live.row(queue, JOB), client, error)
+    job = _member(live, queue, JOB)
+    others = {other: _member(live, queue, other) for other in OTHERS} if control else {}
+    return _Run(job.sets, job.row, others, client, error)
+
+
+def _verbs_control(live: LiveExecutor, queue: Queue) -> dict:
+    """The control run's other rows as the verb leaves them, swept with max_stalled 1."""
+    _lay_out_control(live, queue)
+    native_sweep(live.client, queue, 1)
+    return {other: _member(live, queue, other) for other in OTHERS}
 
 
 def _where(run: _Run) -> str:
@@ -209,6 +292,34 @@ def _control_problem(run: _Run) -> str | None:
             "only, with state dead and stalled 1.")
 
 
+def _seen(member: _Member) -> str:
+    sets = " and ".join(member.sets) if member.sets else "none of the sorted sets"
+    if not member.row:
+        return f"in {sets}, with no row"
+    return (f"in {sets}, its row saying state {plain(member.row.get(b'state'))}, stalled "
+            f"{plain(member.row.get(b'stalled'))}")
+
+
+def _others_problem(run: _Run, expected: dict) -> str | None:
+    """The first of the control run's other rows that the learner's sweep left otherwise than
+    the verb does, said with what the verb does and why; None when every one matches."""
+    for job, (what, rule) in OTHERS.items():
+        got, wanted = run.others[job], expected[job]
+        if got == wanted:
+            continue
+        ended = _seen(got)
+        if ended == _seen(wanted):
+            changed = [f"its {name} score" for name, mine, verbs in
+                       zip(("active", "pending"), got.scores, wanted.scores) if mine != verbs]
+            fields = sorted(set(got.row) | set(wanted.row))
+            changed += [f"its row's {plain(field)}" for field in fields
+                        if got.row.get(field) != wanted.row.get(field)]
+            ended += f", but with {' and '.join(changed)} changed"
+        return (f"with no restart at all, {what} ({job.decode()}) ended {ended}; the verb leaves "
+                f"it {_seen(wanted)}: {rule}.")
+    return None
+
+
 def _moment(client: _SweepClient) -> str:
     """When the restart came, in the sweep's own commands."""
     at, sent = client.restarted_at, client.sent
@@ -225,8 +336,9 @@ def _restart_problem(run: _Run) -> str | None:
         return None
     if stalled is not None:
         return (f"a restart {_moment(run.client)} was counted as a stall: {_where(run)}. The "
-                "run_id your sweep compared the stamp with was read before that restart, from "
-                "the process that had gone.")
+                "lease crossed that restart, so under the new process it should have been "
+                "exempt; your sweep charged it as though its worker had stalled under a live "
+                "server.")
     return (f"after a restart {_moment(run.client)}, {_where(run)}: the job should be back in "
             "pending, uncounted.")
 
@@ -246,9 +358,10 @@ def check_sweep_survives_restart(sweep, live: LiveExecutor, queue: Queue = EXERC
     """Runs `sweep(client, queue)`, meant to sweep the queue with max_stalled 1 as a script, on
     a job whose lease the running process granted and which has run out.
 
-    First without a restart, where a right sweep counts the stall and dead-letters the job.
-    Then once for each command the sweep sends, with the server restarted just before that
-    command: every time, the job must come back to pending uncounted. A sweep that calls the
+    First without a restart, where a right sweep counts the stall and dead-letters the job, and
+    leaves each of the other rows laid out beside it (OTHERS) as the verb leaves them on the
+    same rows. Then once for each command the sweep sends, with the server restarted just before
+    that command: every time, the job must come back to pending uncounted. A sweep that calls the
     module's verb is not a script, and is told so."""
     if not callable(sweep):
         return Feedback(EXERCISE, (Finding(WRONG, f"my_sweep is {sweep!r}: define it as a "
@@ -277,6 +390,8 @@ def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
                                "sweep as a script, which has to find the right run_id itself."),)
     if (problem := _control_problem(control)) is not None:
         return (Finding(WRONG, problem),)
+    if (problem := _others_problem(control, _verbs_control(live, queue))) is not None:
+        return (Finding(WRONG, problem),)
     tried = 0
     for position in range(MAX_RESTARTS):
         run = _run(sweep, live, queue, position, loaded)
@@ -295,6 +410,6 @@ def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
     each = ("just before the one command it sends" if tried == 1
             else f"before each of the {tried} commands it sends, in turn")
     return (Finding(RIGHT, "with no restart, your sweep counted the stall and dead-lettered the "
-                           f"job; with the server restarted {each}, it sent the job back to "
-                           "pending uncounted: it compared the stamp with the run_id of the "
-                           "process that ran it."),)
+                           f"job, and left the {len(OTHERS)} other rows of the queue as the verb "
+                           "leaves them; with the server restarted "
+                           f"{each}, it sent the job back to pending uncounted every time."),)
