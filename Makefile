@@ -5,7 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab app test setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check
+.PHONY: lab app test setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check \
+	book book-check linkcheck
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
@@ -103,3 +104,28 @@ offline-check: $(VENV)/bin/python
 #                     the browser tests of notebooks 00 and 04 against it
 binder-check: $(STAMP)
 	$(BIN)/python tools/binder_check.py
+
+# make book        the course as a static site in book/_build/html (Jupyter Book 1): the
+#                  notebooks as stored, not run; the widget renderer from book/package-lock.json
+#                  (npm ci), served by the site itself. Where it is published: book/publish.toml
+# make book-check  make book, then every page in headless Chromium with the network cut off
+#                  (tests/book_site): widgets rendered, alt text, links, launch buttons, axe
+# make linkcheck   the external links of the book, fetched (needs a network; not in make test)
+BOOK_STAMP := $(VENV)/.installed-book
+BOOK_RENDERER := book/node_modules/.package-lock.json
+
+$(BOOK_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install $(PIP_SOURCE) -e '.[book]'
+	touch $(BOOK_STAMP)
+
+$(BOOK_RENDERER): book/package.json book/package-lock.json
+	cd book && npm ci --no-audit --no-fund --ignore-scripts
+
+book: $(BOOK_STAMP) $(BOOK_RENDERER)
+	$(BIN)/python tools/book.py build
+
+book-check: book
+	TRAFIKEY_BOOK_SITE=$(CURDIR)/book/_build/html $(BIN)/python -m pytest tests/book_site
+
+linkcheck: $(BOOK_STAMP)
+	$(BIN)/python tools/book.py linkcheck

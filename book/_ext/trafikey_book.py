@@ -1,0 +1,175 @@
+"""The book's own Sphinx extension: what a page built from a stored notebook needs besides it.
+
+- A note beside every control that needs a live kernel. A stored widget renders from its
+  saved state and shows its saved values, but no callback runs without a kernel: moving a
+  control, pressing Run live, choosing an answer do nothing here. An exercise's checker runs
+  the learner's code, so its stored output is only its answer to the cell as stored. Both
+  get a note right after the cell that says so and links to that notebook on Binder and on a
+  JupyterHub (and, beside a widget, to the projector app on Binder).
+- The projector app on Binder in the launch menu of every notebook page, beside the theme's
+  Binder and JupyterHub buttons.
+- A figure stored only as a PNG keeps its alt text: the course's formatters put the sentence
+  in the output's text/plain, which the page would drop for the image.
+- No Thebe: the book does not run code in the page (its launch buttons open a whole notebook
+  instead), and sphinx-thebe 0.3, which Jupyter Book 1 always loads, declares its settings
+  twice on every page, a script error in the console.
+
+The links come from the `trafikey_launch` setting, which tools/book.py writes from
+book/publish.toml. Nothing here depends on what a cell says beyond the library's names: a
+widget is any widget-view output, a checker any call of a function named check_...
+"""
+
+import json
+import re
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+CHECKER_CALL = re.compile(r"\bcheck_\w+\s*\(")
+# What a figure's text/plain says when no alt text was given to it.
+NO_ALT = re.compile(r"^\s*<(Figure|matplotlib|IPython)\b")
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("trafikey_launch", {}, "env")
+    app.connect("doctree-read", annotate_notebook)
+    # After sphinx-book-theme builds its launch menu (priority 501).
+    app.connect("html-page-context", add_projector_launch, priority=600)
+    app.connect("html-page-context", drop_thebe, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def launch_links(app: Sphinx, docname: str) -> dict[str, str]:
+    launch = app.config.trafikey_launch
+    if not launch:
+        return {}
+    path = f"{docname}.ipynb"
+    return {"binder": launch["binder"].format(path=path),
+            "jupyterhub": launch["jupyterhub"].format(path=path),
+            "projector": launch["projector"]}
+
+
+def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
+    docname = app.env.docname
+    source = Path(app.env.doc2path(docname))
+    if source.suffix != ".ipynb":
+        return
+    notebook = json.loads(source.read_text())
+    state = (notebook.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {})
+             .get("state", {}))
+    links = launch_links(app, docname)
+    for cell in list(doctree.findall(_code_cell)):
+        give_figures_their_alt(cell)
+        stored = notebook["cells"][cell["cell_index"]]
+        views = [output["data"][WIDGET_VIEW]["model_id"] for output in stored.get("outputs", [])
+                 if WIDGET_VIEW in output.get("data", {})]
+        if views:
+            cell.parent.insert(cell.parent.index(cell) + 1,
+                               widget_note(buttons(views, state), links))
+        elif CHECKER_CALL.search("".join(stored.get("source", ""))):
+            cell.parent.insert(cell.parent.index(cell) + 1, checker_note(links))
+
+
+def _code_cell(node: nodes.Node) -> bool:
+    return isinstance(node, nodes.container) and node.get("nb_element") == "cell_code"
+
+
+def give_figures_their_alt(cell: nodes.container) -> None:
+    for bundle in cell.findall(lambda n: isinstance(n, nodes.container)
+                               and n.get("nb_element") == "mime_bundle"):
+        by_type = {child.get("mime_type"): child for child in bundle.children}
+        plain = by_type.get("text/plain")
+        if "text/html" in by_type or plain is None:
+            continue
+        text = plain.astext().strip()
+        if not text or NO_ALT.match(text):
+            continue
+        for mime_type, child in by_type.items():
+            if mime_type and mime_type.startswith("image/"):
+                for image in child.findall(nodes.image):
+                    image.setdefault("alt", text)
+
+
+def buttons(views: list[str], state: dict) -> list[str]:
+    """The descriptions of the buttons inside the displayed widgets, in order."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def walk(model_id: str) -> None:
+        if model_id in seen or model_id not in state:
+            return
+        seen.add(model_id)
+        model = state[model_id]
+        values = model.get("state", {})
+        if model.get("model_name") == "ButtonModel" and values.get("description"):
+            found.append(values["description"])
+        for value in values.values():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and item.startswith("IPY_MODEL_"):
+                    walk(item.removeprefix("IPY_MODEL_"))
+
+    for view in views:
+        walk(view)
+    return list(dict.fromkeys(found))
+
+
+def widget_note(button_names: list[str], links: dict[str, str]) -> nodes.Element:
+    pressed = ""
+    if button_names:
+        named = ", ".join(f"“{name}”" for name in button_names)
+        pressed = f", and pressing {named},"
+    text = (f"These controls show the values they were saved with. Changing them{pressed} "
+            "needs a running notebook: this page has no kernel behind it.")
+    return note("live-control", text, links, projector=True)
+
+
+def checker_note(links: dict[str, str]) -> nodes.Element:
+    text = ("This checker runs the code you write, so it needs a running notebook; the "
+            "output stored here is its answer to the cell as it stands.")
+    return note("live-checker", text, links, projector=False)
+
+
+def note(kind: str, text: str, links: dict[str, str], projector: bool) -> nodes.Element:
+    box = nodes.container(classes=["trafikey-live-note", kind])
+    paragraph = nodes.paragraph()
+    paragraph += nodes.strong(text="Needs a live kernel. ")
+    paragraph += nodes.Text(text + " ")
+    if links:
+        paragraph += nodes.Text("Run it live: ")
+        targets = [("this notebook on Binder", links["binder"], "launch-binder"),
+                   ("on a JupyterHub", links["jupyterhub"], "launch-jupyterhub")]
+        if projector:
+            targets.append(("the projector app on Binder (no code)", links["projector"],
+                            "launch-projector"))
+        for index, (label, url, css) in enumerate(targets):
+            if index:
+                paragraph += nodes.Text(", " if index < len(targets) - 1 else " or ")
+            paragraph += nodes.reference(text=label, refuri=url, classes=[css])
+        paragraph += nodes.Text(".")
+    box += paragraph
+    return box
+
+
+def add_projector_launch(app: Sphinx, pagename: str, templatename: str, context: dict,
+                         doctree) -> None:
+    links = launch_links(app, pagename)
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "launch-buttons":
+            group["buttons"].append({
+                "type": "link",
+                "text": "Projector app",
+                "tooltip": "The course's two widgets in Voila on Binder, no code",
+                "icon": "fas fa-display",
+                "url": links["projector"],
+                "label": "launch-projector-button",
+            })
+
+
+def drop_thebe(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    context["script_files"] = [
+        script for script in context.get("script_files", [])
+        if "sphinx-thebe" not in str(getattr(script, "filename", script) or "")
+        and "THEBE_JS_URL" not in str(getattr(script, "attributes", {}).get("body", ""))]

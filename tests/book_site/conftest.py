@@ -1,0 +1,63 @@
+"""The book's tests: its settings always; its built site only under `make book-check`.
+
+test_site.py needs a built site (`make book`: Jupyter Book, and npm for the widget renderer)
+and a browser, and test_extension.py the book's Sphinx, so they are collected only when
+TRAFIKEY_BOOK_SITE names the built site's folder, as `make book-check` does after building it:
+    TRAFIKEY_BOOK_SITE=book/_build/html .venv/bin/python -m pytest tests/book_site
+`make test` therefore runs only test_publish_settings.py from here, which needs neither.
+
+The browser is the one tests/browser uses (Debian's chromium, or TRAFIKEY_CHROMIUM), with the
+same launch flags; Playwright never downloads one. The site is served on 127.0.0.1 by a server
+in this process, and every request to any other host is refused and recorded. Screenshots of
+every page go to tests/book_site/screenshots/ (git-ignored).
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+SITE_ENV = "TRAFIKEY_BOOK_SITE"
+
+collect_ignore = [] if os.environ.get(SITE_ENV) else ["test_site.py", "test_extension.py"]
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    folder = Path(os.environ[SITE_ENV]).resolve()
+    if not (folder / "index.html").is_file():
+        pytest.fail(f"{SITE_ENV}={folder} holds no built site (no index.html): run `make book`"
+                    " first, or `make book-check`, which builds it", pytrace=False)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def served(site):
+    from .site import SiteServer
+
+    server = SiteServer.start(site)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from browser.conftest import CHROMIUM_FLAGS, find_chromium, missing
+
+    path, reason = find_chromium()
+    if path is None:
+        missing(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(path), args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def visits(browser, served, site):
+    """Every page of the site, each opened once with the network cut off, and what it showed."""
+    from .site import visit_all
+
+    return visit_all(browser, served, site)
