@@ -157,7 +157,7 @@ def command_line(pid: int) -> str:
 
 def lab_processes(kernel_pid: int) -> dict[str, list[int]]:
     """The keepers a kernel started and the valkey-servers they run."""
-    keepers = [p for p in children(kernel_pid) if "_keeper.py" in command_line(p)]
+    keepers = [p for p in children(kernel_pid) if "keeper.py" in command_line(p)]
     servers = [s for k in keepers for s in children(k)]
     return {"keepers": keepers, "servers": servers}
 

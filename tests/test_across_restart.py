@@ -5,7 +5,7 @@ diagnostic question held against the history it is about."""
 import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
-from trafikey_lab.across_restart import (
+from trafikey_lab.course.across_restart import (
     AGREE,
     DIFFER,
     MAX_STALLED,

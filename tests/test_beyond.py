@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from trafikey_lab import beyond
+from trafikey_lab.course import beyond
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.plots import alt
-from trafikey_lab.server import LabServer
+from trafikey_lab.live.server import LabServer
 
 QUEUE = Queue("{beyond}")
 

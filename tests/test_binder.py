@@ -186,3 +186,9 @@ def test_the_readme_binder_links_open_notebook_00_and_the_projector_app_which_ex
 def test_the_rehearsal_uses_the_python_version_binder_installs():
     assert binder_check().binder_python() == "3.11"
 
+
+
+def test_postbuild_installs_the_versions_ci_tested_from_the_lock():
+    post_build = (REPO / "binder" / "postBuild").read_text()
+    assert "python -m pip install --no-cache-dir -c constraints.txt -e '.[lab]'" in post_build
+    assert (REPO / "constraints.txt").is_file()

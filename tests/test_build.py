@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from trafikey_lab import build
-from trafikey_lab.build import LIBRARY, c_excerpt, module_path
+from trafikey_lab.module import build
+from trafikey_lab.module.build import LIBRARY, c_excerpt, module_path
 
 
 def test_module_path_is_the_built_library():

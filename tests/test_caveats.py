@@ -10,13 +10,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, compare, play  # noqa: E402
-from trafikey_lab import caveats  # noqa: E402
+from trafikey_lab.course import limits  # noqa: E402
 from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
 
 QUEUE = Queue("{caveat}")
 
 
-@pytest.mark.parametrize("history", [caveats.SCRIPTS_ONLY, caveats.SCRIPTED_EXTENSION],
+@pytest.mark.parametrize("history", [limits.SCRIPTS_ONLY, limits.SCRIPTED_EXTENSION],
                          ids=lambda h: h.key)
 def test_a_lease_whose_row_holds_no_stamp_of_the_sweeper_is_exempt_on_model_and_live(live,
                                                                                       history):
@@ -28,7 +28,7 @@ def test_a_lease_whose_row_holds_no_stamp_of_the_sweeper_is_exempt_on_model_and_
 
 
 def test_a_scripts_lease_on_a_row_this_process_stamped_is_counted_on_model_and_live(live):
-    traces = [play(caveats.STAMP_OUTLIVES_LEASE, 2, executor) for executor in (ModelExecutor(),
+    traces = [play(limits.STAMP_OUTLIVES_LEASE, 2, executor) for executor in (ModelExecutor(),
                                                                                 live)]
     assert [row for row in compare(*traces) if not row[1]] == []
     on_live = traces[1]
@@ -44,8 +44,8 @@ def test_a_scripts_lease_on_a_row_this_process_stamped_is_counted_on_model_and_l
 
 @pytest.mark.parametrize("executor", ["model", "live"])
 def test_the_stamp_outlives_the_lease_caveat_shows_both_executors_agreeing(request, executor):
-    shown = caveats.stamp_outlives_the_lease(request.getfixturevalue(executor), QUEUE)
-    title = caveats.STAMP_OUTLIVES_LEASE.title
+    shown = limits.stamp_outlives_the_lease(request.getfixturevalue(executor), QUEUE)
+    title = limits.STAMP_OUTLIVES_LEASE.title
     assert shown.lines == (
         "model: the first sweep leaves stalled 1 · state pending; claim2 grants attempt 2 and "
         "the row keeps a stamp of process 1",
@@ -62,7 +62,7 @@ def test_the_stamp_outlives_the_lease_caveat_shows_both_executors_agreeing(reque
 
 
 def test_a_scripted_extension_moves_the_deadline_and_keeps_the_first_processs_stamp(live):
-    trace = play(caveats.SCRIPTED_EXTENSION, 1, live)
+    trace = play(limits.SCRIPTED_EXTENSION, 1, live)
     before, after = (trace.steps[i] for i in (2, 3))
     assert (before.action, after.action) == ("restart", "scripted_extend")
     assert after.reply == 1
@@ -70,7 +70,7 @@ def test_a_scripted_extension_moves_the_deadline_and_keeps_the_first_processs_st
 
 
 def test_the_timeline_draws_a_scripted_extension_hollow_and_names_the_stamp_it_kept():
-    drawn = draw_timeline(play(caveats.SCRIPTED_EXTENSION, 1, ModelExecutor()))
+    drawn = draw_timeline(play(limits.SCRIPTED_EXTENSION, 1, ModelExecutor()))
     try:
         assert [t.get_text() for t in drawn["stamp_labels"]] == [
             "stamp 3f2c…0812", "no new stamp\n(3f2c…0812 stays)"]
@@ -81,7 +81,7 @@ def test_the_timeline_draws_a_scripted_extension_hollow_and_names_the_stamp_it_k
 
 
 def test_a_promoted_replica_exempts_the_old_primarys_lease_and_stops_its_replica(lab):
-    shown = caveats.promoted_replica(lab, QUEUE)
+    shown = limits.promoted_replica(lab, QUEUE)
     assert shown.lines[:3] == (
         "the replica holds the lease stamped by the primary: True",
         "the promoted replica's run_id is its own: True",
@@ -93,7 +93,7 @@ def test_a_promoted_replica_exempts_the_old_primarys_lease_and_stops_its_replica
 
 def test_a_primary_that_fails_back_without_a_restart_counts_its_old_lease(lab):
     before = lab.run_id
-    shown = caveats.failback(lab, QUEUE)
+    shown = limits.failback(lab, QUEUE)
     assert shown.lines[:3] == (
         "the failed-back primary is the same process (same run_id): True",
         "the lease still carries its stamp: True",
@@ -108,7 +108,7 @@ def test_a_stored_stamp_is_only_compared_so_any_other_bytes_are_exempt_and_the_e
         request, executor):
     """Written with a plain HSET, not by a native verb: the run_id in upper case and 'banana'
     are exempt, and the exact bytes of this process's run_id are counted, whoever wrote them."""
-    shown = caveats.unchecked_stamp(request.getfixturevalue(executor), QUEUE)
+    shown = limits.unchecked_stamp(request.getfixturevalue(executor), QUEUE)
     assert shown.lines[1:5] == (
         "sweep, max_stalled 1: [[b'banana', b'upper'], [b'exact']]",
         "upper: stalled (none) · state pending",
@@ -121,7 +121,7 @@ def test_a_stored_stamp_is_only_compared_so_any_other_bytes_are_exempt_and_the_e
 def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_did_not_run(lab):
     attached = LabServer(url=lab.connection_url).start()
     try:
-        for show in (caveats.promoted_replica, caveats.failback):
+        for show in (limits.promoted_replica, limits.failback):
             (line,) = show(attached, QUEUE).lines
             assert line.startswith("not run: the lab is using a server it did not start")
             assert "Unset TRAFIKEY_VALKEY_URL" in line and lab.password not in line
@@ -130,7 +130,7 @@ def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_di
 
 
 def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(lab, monkeypatch):
-    monkeypatch.setattr(caveats, "SYNC_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(limits, "SYNC_TIMEOUT_S", 0.0)
     started = []
     real_start = LabServer.start
 
@@ -139,7 +139,7 @@ def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(
         return real_start(self)
 
     monkeypatch.setattr(LabServer, "start", spy)
-    with pytest.raises(caveats.LabError, match="did not catch up"):
-        with caveats.replica_of(lab):
+    with pytest.raises(limits.LabError, match="did not catch up"):
+        with limits.replica_of(lab):
             pass
     assert started and not started[0].running and started[0].data_dir is None

@@ -8,7 +8,7 @@ import time
 
 import redis
 
-from trafikey_lab.build import LIBRARY
+from trafikey_lab.module.build import LIBRARY
 
 
 def run(*args, env=None, timeout=120):
@@ -62,7 +62,8 @@ def test_server_command_serves_until_interrupted():
 
 
 def test_module_path_without_a_build_says_how_to_build(monkeypatch, tmp_path, capsys):
-    from trafikey_lab import __main__, build
+    from trafikey_lab import __main__
+    from trafikey_lab.module import build
 
     monkeypatch.setattr(build, "LIBRARY", tmp_path / "trafikey.so")
     assert __main__.main(["module-path"]) == 1

@@ -11,13 +11,8 @@ import nbformat
 import pytest
 
 from trafikey_lab import ModelExecutor
-from trafikey_lab.exercises import (
-    FIFTH_TITLE,
-    NOTE,
-    RIGHT,
-    WRONG,
-    FifthHistory,
-)
+from trafikey_lab.course.across_restart import FIFTH_TITLE, FifthHistory
+from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
 
 RIGHT_PREDICTION = ("process 1", "exempt", "recovered")
 FIFTH = ("add", "claim", "restart", "scripted_extend", "expire", "sweep")

@@ -8,22 +8,8 @@ import nbformat
 import pytest
 
 from trafikey_lab import ModelExecutor, Queue, ReplyError
-from trafikey_lab.exercises import (
-    _MODEL_READS,
-    _READONLY,
-    _READS,
-    EXERCISE_QUEUE,
-    MOVE_HISTORIES,
-    NOTE,
-    RIGHT,
-    SPARE_JOB,
-    WRONG,
-    _hold,
-    _model_read,
-    _Watched,
-    check_lease_move,
-    stamp_question,
-)
+from trafikey_lab.course.three_writers import _MODEL_READS, _READONLY, _READS, MOVE_HISTORIES, SPARE_JOB, _hold, _model_read, _Watched, check_lease_move, stamp_question
+from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_three_writers.ipynb"
 

@@ -4,7 +4,8 @@ and of right ones it must accept. Every check starts two servers of its own and 
 
 import pytest
 
-from trafikey_lab.exercises import RIGHT, WRONG, check_promotion
+from trafikey_lab.course.feedback import RIGHT, WRONG
+from trafikey_lab.course.beyond import check_promotion
 
 
 def texts(feedback):
@@ -206,7 +207,7 @@ def test_the_handover_checker_promises_only_what_it_checks():
 
 def test_a_hand_over_that_is_not_a_function_is_called_wrong_before_any_server_starts(
         monkeypatch):
-    from trafikey_lab import server
+    from trafikey_lab.live import server
 
     def no_server(*args, **options):
         raise AssertionError("a server was started")

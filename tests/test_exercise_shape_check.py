@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from trafikey_lab import epoch, native
-from trafikey_lab.exercises import (
-    MADE_UP, RIGHT, SHAPE_CASES, check_shape_check, made_up_values,
-)
+from trafikey_lab import epoch
+from trafikey_lab.module import native
+from trafikey_lab.course.one_value import MADE_UP, SHAPE_CASES, check_shape_check, made_up_values
+from trafikey_lab.course.feedback import RIGHT
 
 
 def define(body: str):
@@ -45,8 +45,8 @@ WRONG_ANSWERS = {
             return KNOWN.get(value, False)
         """, "0 of 3 fresh run_ids"),
     "a lookup of every named value, the rest judged by length": ("""
-        from trafikey_lab import native
-        from trafikey_lab.exercises import SHAPE_CASES
+        from trafikey_lab.module import native
+        from trafikey_lab.course.one_value import SHAPE_CASES
         KNOWN = {value: native.valid_run_id(value) for value in SHAPE_CASES.values()}
         def my_valid_run_id(value):
             return KNOWN.get(value, len(value) == 40)
@@ -124,7 +124,7 @@ WRONG_ANSWERS = {
             return epoch.valid_run_id(value)
         """, "hands the question to the library's own valid_run_id"),
     "the C check, under another name": ("""
-        from trafikey_lab.native import valid_run_id as check
+        from trafikey_lab.module.native import valid_run_id as check
         def my_valid_run_id(value):
             return check(value)
         """, "hands the question to the library's own valid_run_id"),
@@ -132,13 +132,13 @@ WRONG_ANSWERS = {
                                    "my_valid_run_id",
                                    "hands the question to the library's own valid_run_id"),
     "the readings' read_value, asked for its verdict": ("""
-        from trafikey_lab.readings import read_value
+        from trafikey_lab.course.one_value import read_value
         my_valid_run_id = lambda value: read_value(value).valid
         """, "hands the question to the library's own read_value"),
     "read_value reached through its module": ("""
-        from trafikey_lab import readings
+        from trafikey_lab.course import one_value
         def my_valid_run_id(value):
-            return readings.read_value(value).valid
+            return one_value.read_value(value).valid
         """, "hands the question to the library's own read_value"),
     "the library's check found with getattr and a name built at run time": ("""
         from trafikey_lab import epoch
@@ -146,7 +146,7 @@ WRONG_ANSWERS = {
             return getattr(epoch, "valid_" + "run_id")(value)
         """, "hands the question to the library's own valid_run_id"),
     "the C check held in a default argument": ("""
-        from trafikey_lab import native
+        from trafikey_lab.module import native
         def my_valid_run_id(value, check=getattr(native, "valid_" + "run_id")):
             return check(value)
         """, "hands the question to the library's own valid_run_id"),

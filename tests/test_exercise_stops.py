@@ -8,18 +8,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from trafikey_lab import native
+from trafikey_lab.module import native
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.exercises import (
-    NOTE,
-    READS,
-    RIGHT,
-    STOP_MAX_STALLED,
-    THIS_PROCESS,
-    WRONG,
-    _row_bytes,
-    check_stops,
-)
+from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
+from trafikey_lab.course.one_reader import READS, STOP_MAX_STALLED, THIS_PROCESS, _row_bytes, check_stops
 from trafikey_lab.model import decide_row
 from trafikey_lab.sweep import Need, Seen
 

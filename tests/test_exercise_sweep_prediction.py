@@ -4,7 +4,7 @@ with a message that names the case and not its answer, and the right variants it
 import pytest
 
 from trafikey_lab import epoch, sweep
-from trafikey_lab.exercises import _module_answer, _sweep_cases, check_sweep_prediction
+from trafikey_lab.course.start_here import _module_answer, _sweep_cases, check_sweep_prediction
 
 
 def right(lease_epoch, run_id, stalled, max_stalled):

@@ -3,14 +3,9 @@ with the reason the learner needs, and no attempt makes a checker raise."""
 
 import re
 
-import pytest
 
-from trafikey_lab.exercises import (
-    RIGHT,
-    SHAPE_CASES,
-    WRONG,
-    check_shape_check,
-)
+from trafikey_lab.course.feedback import RIGHT, WRONG
+from trafikey_lab.course.one_value import SHAPE_CASES, check_shape_check
 
 
 def kinds(feedback):

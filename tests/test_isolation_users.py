@@ -22,7 +22,7 @@ import redis
 from learners import ROOT, command_line, listening_sockets
 from trafikey_lab import LabServer, LiveExecutor, Queue, RestartUnavailable, ServerStartError
 from trafikey_lab.errors import InsecureServer, ServerGone
-from trafikey_lab.server import mask_url
+from trafikey_lab.live.server import mask_url
 
 MINE = Queue("{mine}")
 ROW = "a learner's row"

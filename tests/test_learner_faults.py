@@ -36,7 +36,7 @@ import pytest
 from learners import ROOT, Kernel, lab_processes, listening_sockets, open_descriptors
 from trafikey_lab import LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.errors import RestartFailed
-from trafikey_lab.server import LabServer
+from trafikey_lab.live.server import LabServer
 
 pytest.importorskip("jupyter_client")
 

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from trafikey_lab import LabServer, LiveExecutor, Queue
-from trafikey_lab.beyond import aof_commands
+from trafikey_lab.course.beyond import aof_commands
 
 QUEUE = Queue("{facts}")
 LONG = 60_000

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trafikey_lab import epoch, native, sweep
+from trafikey_lab import epoch, sweep
+from trafikey_lab.module import native
 from trafikey_lab.sweep import NOT_READ, Need, Seen, Verdict
 
 NOW = b"3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812"

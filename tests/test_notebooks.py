@@ -266,7 +266,7 @@ def test_the_names_table_in_00_names_only_what_the_modules_source_has():
 def test_each_notebook_has_an_exercise_a_library_checker_judges(name):
     cells = load(name).cells
     checked = [cell for cell in cells if cell.cell_type == "code"
-               and "from trafikey_lab.exercises import" in cell.source]
+               and re.search(r"from trafikey_lab\.course\.\w+ import [^\n]*\bcheck_", cell.source)]
     assert checked, f"{name} has no exercise cell"
     verdicts = [str(o.get("data", {}).get("text/plain", "")) for o in checked[0].outputs]
     assert any(v.startswith(("RIGHT: ", "NOT YET: ")) for v in verdicts)

@@ -9,7 +9,7 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
-from trafikey_lab.caveats import SCRIPTED_EXTENSION  # noqa: E402
+from trafikey_lab.course.limits import SCRIPTED_EXTENSION  # noqa: E402
 from trafikey_lab.plots.alt import alt_text as figure_alt  # noqa: E402
 from trafikey_lab.plots.alt import bundle  # noqa: E402
 from trafikey_lab.plots.timeline import (  # noqa: E402

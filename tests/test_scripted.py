@@ -6,8 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from trafikey_lab import LiveExecutor, Queue, scripted
-from trafikey_lab.scripted import MIXES, ScriptedPeer
+from trafikey_lab import LiveExecutor, Queue
+from trafikey_lab.scripts import scripted
+from trafikey_lab.scripts.scripted import MIXES, ScriptedPeer
 
 QUEUE = Queue("{peer}")
 

@@ -8,12 +8,9 @@ import time
 
 import pytest
 
-from trafikey_lab import (
-    AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable,
-    ServerNotFound, ServerStartError,
-)
+from trafikey_lab import AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable, ServerNotFound, ServerStartError
 from trafikey_lab.errors import ServerStopped
-from trafikey_lab.server import free_port
+from trafikey_lab.live.server import free_port
 
 
 def alive(pid: int) -> bool:

@@ -5,10 +5,10 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
-from trafikey_lab.build import c_excerpt
+from trafikey_lab.module.build import c_excerpt
 from trafikey_lab.model import decide_row
 from trafikey_lab.sweep import Need
-from trafikey_lab.sweep_report import (
+from trafikey_lab.course.one_reader import (
     KINDS,
     MAX_STALLED,
     REFUSALS,

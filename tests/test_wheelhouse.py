@@ -70,3 +70,14 @@ def test_the_offline_check_refuses_an_empty_wheelhouse(tmp_path):
                              str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "holds no wheels: run `make wheelhouse` first" in result.stdout
+
+
+def test_the_wheelhouse_is_built_at_the_versions_of_the_lock(tmp_path, monkeypatch):
+    ran = []
+    monkeypatch.setattr(wheelhouse.subprocess, "run",
+                        lambda argv, **_: ran.append(argv) or subprocess.CompletedProcess(argv, 1))
+    assert wheelhouse.build(tmp_path / "wheelhouse") == 1
+    argv = ran[0]
+    assert argv[1:4] == ["-m", "pip", "wheel"]
+    assert argv[argv.index("-c") + 1] == str(REPO / "constraints.txt")
+    assert (REPO / "constraints.txt").is_file()

@@ -32,7 +32,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import redis  # noqa: E402
 
-from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories, scripted  # noqa: E402
+from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories  # noqa: E402
+from trafikey_lab.plots.palette import colour  # noqa: E402
+from trafikey_lab.scripts import scripted  # noqa: E402
 
 QUEUE = Queue("{bench}")
 REPEATS = 3
@@ -190,7 +192,8 @@ def versions(client):
 
 def figure(curve, pings, path):
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    styles = {"native": ("#0072B2", "o"), "lua": ("#E69F00", "s"), "pipelined": ("#009E73", "^")}
+    styles = {"native": (colour("blue"), "o"), "lua": (colour("orange"), "s"),
+              "pipelined": (colour("bluish green"), "^")}
     for way, points in curve.items():
         colour, marker = styles[way]
         sizes = sorted(points)
@@ -204,9 +207,9 @@ def figure(curve, pings, path):
     limits = sorted(pings)
     x = range(len(limits))
     right.bar([i - 0.2 for i in x], [pings[lim]["p50"] for lim in limits], width=0.4,
-              color="#56B4E9", label="p50", hatch="//")
+              color=colour("sky blue"), label="p50", hatch="//")
     right.bar([i + 0.2 for i in x], [pings[lim]["p99"] for lim in limits], width=0.4,
-              color="#D55E00", label="p99")
+              color=colour("vermillion"), label="p99")
     # The server's time per sweep call is the wait a PING meets; p99 can hide it when few
     # PINGs meet a call, so it is drawn beside the bars, on a log scale to keep LIMIT 10,000.
     right.plot(list(x), [pings[lim]["call_ms"] for lim in limits], linestyle="none",

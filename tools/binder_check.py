@@ -24,7 +24,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from checkout import REPO, copy_repository
+
+from trafikey_lab.live.server import free_port
 
 # What an unprivileged account finds on a stock system: nothing installed in root's home.
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -80,12 +81,6 @@ def readme_urlpaths() -> list[str]:
         raise RehearsalFailed("README.md has no Binder link with `?urlpath=lab/tree/...`; "
                               "the rehearsal checks that every such link opens")
     return list(dict.fromkeys(paths))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Session:

@@ -1,7 +1,7 @@
 """trafikey lab: the lease epoch of trafikey, as a model, a native Valkey module and a course."""
 
-from .build import module_path
-from .errors import (
+from trafikey_lab.module.build import module_path
+from trafikey_lab.errors import (
     InsecureServer,
     LabError,
     ModuleNotBuilt,
@@ -13,9 +13,9 @@ from .errors import (
     ServerStartError,
     ServerStopped,
 )
-from .executors import Executor, LiveExecutor, ModelExecutor, Queue
-from .histories import HISTORIES, Trace, compare, play, verdict_line
-from .server import AttachedServer, LabServer, OwnedServer
+from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
+from trafikey_lab.histories import HISTORIES, Trace, compare, play, verdict_line
+from trafikey_lab.live.server import AttachedServer, LabServer, OwnedServer
 
 __all__ = [
     "HISTORIES",

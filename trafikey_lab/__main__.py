@@ -7,10 +7,10 @@ import socket
 import urllib.parse
 import sys
 
-from . import doctor
-from .build import module_path
-from .errors import LabError
-from .server import LabServer, OwnedServer
+from trafikey_lab import doctor
+from trafikey_lab.module.build import module_path
+from trafikey_lab.errors import LabError
+from trafikey_lab.live.server import LabServer, OwnedServer
 
 
 def cmd_module_path(_args) -> int:

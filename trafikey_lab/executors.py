@@ -10,9 +10,9 @@ from importlib import resources
 
 import redis
 
-from . import epoch
-from .errors import ReplyError, ServerStopped
-from .model import ModelServer
+from trafikey_lab import epoch
+from trafikey_lab.errors import ReplyError, ServerStopped
+from trafikey_lab.model import ModelServer
 
 SCRIPTS = ("add", "claim2", "extend2")
 

@@ -10,9 +10,9 @@ lease (a sweep, then another claim): the trace's stamp and verdict are those of 
 
 from dataclasses import dataclass
 
-from . import epoch
-from .executors import Executor, Queue
-from .text import short
+from trafikey_lab import epoch
+from trafikey_lab.executors import Executor, Queue
+from trafikey_lab.text import short
 
 JOB = b"job-1"
 LEASE_MS = 250

@@ -14,8 +14,8 @@ deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 
 from dataclasses import dataclass, field
 
-from . import epoch, sweep
-from .errors import ReplyError
+from trafikey_lab import epoch, sweep
+from trafikey_lab.errors import ReplyError
 
 START_MS = 1_780_000_000_000
 """The model clock's first reading: a plausible wall-clock time in ms."""

@@ -15,7 +15,7 @@ though the module fetched it. The model's decide_row answers each read from the 
 import enum
 from dataclasses import dataclass
 
-from . import epoch
+from trafikey_lab import epoch
 
 
 class Need(enum.Enum):

@@ -11,7 +11,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+from trafikey_lab.live.server import free_port
 
 START_TIMEOUT = 120
 """Seconds for JupyterLab to answer; generous, because the machine may be busy."""
@@ -39,12 +40,6 @@ SETTINGS = {
 
 class LabError(Exception):
     """The suite's JupyterLab did not start or did not answer; the message says why."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def warm_matplotlib() -> None:

@@ -13,16 +13,16 @@ from dataclasses import dataclass, field
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
-from .alt import describe
+from trafikey_lab.plots.alt import describe
+from trafikey_lab.plots.palette import GREY, colour
 
 FIGSIZE = (10.0, 5.0)
 
-# Okabe-Ito colours, readable by colour-blind readers; each one also has a label, and the
-# counted and uncounted paths differ in line style as well.
-STATE_COLOURS = {"pending": "#56B4E9", "active": "#E69F00", "dead": "#999999"}
-WRITER = "#009E73"
-COUNTED = "#D55E00"
-UNCOUNTED = "#0072B2"
+# Each colour also has a label, and the counted and uncounted paths differ in line style too.
+STATE_COLOURS = {"pending": colour("sky blue"), "active": colour("orange"), "dead": GREY}
+WRITER = colour("bluish green")
+COUNTED = colour("vermillion")
+UNCOUNTED = colour("blue")
 
 STATE_AT = {"pending": (1.5, 3.0), "active": (5.5, 3.0), "dead": (9.5, 3.0)}
 BOX_W, BOX_H = 2.6, 1.0

@@ -10,22 +10,13 @@ words, its processes named by number so that a live run_id never reaches a store
 
 import matplotlib.pyplot as plt
 
-from ..histories import Trace
-from ..text import reply, short
-from .alt import describe
+from trafikey_lab.histories import Trace
+from trafikey_lab.plots.alt import describe
+from trafikey_lab.plots.palette import OKABE_ITO
+from trafikey_lab.text import reply, short
 
 FIGSIZE = (8.0, 2.8)
 
-OKABE_ITO = {
-    "orange": "#E69F00",
-    "sky blue": "#56B4E9",
-    "bluish green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "reddish purple": "#CC79A7",
-    "black": "#000000",
-}
 PROCESS_COLOURS = ("orange", "sky blue", "reddish purple", "yellow")
 EXEMPT_COLOUR = "bluish green"
 COUNTED_COLOUR = "vermillion"

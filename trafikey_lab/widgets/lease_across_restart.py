@@ -2,7 +2,7 @@
 then play the same history on a live server and hold the two traces side by side.
 
 The widget only wires its controls to the library: the course logic it shows (the model's
-play, the counterfactual, the comparison rows) is in `trafikey_lab.across_restart`.
+play, the counterfactual, the comparison rows) is in `trafikey_lab.course.across_restart`.
 """
 
 import html
@@ -12,7 +12,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import redis
 
-from ..across_restart import (
+from trafikey_lab.course.across_restart import (
     AGREE,
     MAX_STALLED,
     QUEUE,
@@ -20,13 +20,13 @@ from ..across_restart import (
     counterfactual_note,
     play_on_model,
 )
-from ..errors import LabError, ReplyError
-from ..executors import Queue
-from ..histories import HISTORIES, LEASE_MS, Trace, play, verdict_line
-from ..plots.alt import bundle
-from ..plots.timeline import draw_timeline
-from ..sweep_report import describe_write
-from ..table import Table
+from trafikey_lab.errors import LabError, ReplyError
+from trafikey_lab.executors import Queue
+from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, verdict_line
+from trafikey_lab.plots.alt import bundle
+from trafikey_lab.plots.timeline import draw_timeline
+from trafikey_lab.course.one_reader import describe_write
+from trafikey_lab.table import Table
 
 
 def _list(items) -> str:

@@ -2,8 +2,8 @@
 
 The widget only wires its controls to the library: a value's two readings (the shape check at
 load, the exemption at the sweep, each with why) and the C module's answers come from
-`trafikey_lab.readings.read_value`; here they are laid out one row each. The C answers are
-those of the module file this lab built, opened through ctypes (`trafikey_lab.native`): the
+`trafikey_lab.course.one_value.read_value`; here they are laid out one row each. The C answers are
+those of the module file this lab built, opened through ctypes (`trafikey_lab.module.native`): the
 file a server the lab starts loads, not necessarily the one an attached server
 (TRAFIKEY_VALKEY_URL) loaded. The short rows are
 Labels; the long ones are HTML, which wraps where a Label would cut the text off.
@@ -13,8 +13,8 @@ import html
 
 import ipywidgets as widgets
 
-from .. import epoch
-from ..readings import NAMED_VALUES, Reading, read_value
+from trafikey_lab import epoch
+from trafikey_lab.course.one_value import NAMED_VALUES, Reading, read_value
 
 TYPE_YOUR_OWN = "type your own"
 

@@ -20,10 +20,11 @@ from importlib import resources
 
 import redis
 
-from .exercises import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
-from .executors import LiveExecutor, Queue, script_source
-from .scripted import FOREIGN, ScriptedPeer, native_sweep
-from .text import plain, short
+from trafikey_lab import epoch
+from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
+from trafikey_lab.executors import LiveExecutor, Queue, script_source
+from trafikey_lab.scripts.scripted import ScriptedPeer, native_sweep
+from trafikey_lab.text import plain, short
 
 JOB = b"job-1"
 
@@ -194,7 +195,7 @@ def _lay_out_control(live: LiveExecutor, queue: Queue) -> None:
         b"job-running": ({**lease}, FAR_DEADLINE_MS),
         b"job-lane": ({**lease, b"group": b"lane-a"}, 1),
         b"job-counted-before": ({**lease, b"attempts": b"3", b"stalled": b"2"}, 2),
-        b"job-exempt": ({**lease, b"lease_epoch": FOREIGN, b"stalled": b"1"}, 3),
+        b"job-exempt": ({**lease, b"lease_epoch": epoch.ZERO, b"stalled": b"1"}, 3),
         b"job-ghost": (None, 4),
     }
     for job, (row, deadline) in rows.items():

@@ -9,8 +9,8 @@ so a test can put the same question to both and compare the answers with ==.
 import ctypes
 import functools
 
-from . import build
-from .sweep import NOT_READ, Need, Seen, Verdict
+from trafikey_lab.module import build
+from trafikey_lab.sweep import NOT_READ, Need, Seen, Verdict
 
 # The key type numbers of the C side (the module API's KeyType numbering); TYPE names any
 # other type, such as a stream, "other".

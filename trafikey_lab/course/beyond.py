@@ -12,12 +12,22 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .caveats import Shown, unavailable, wait_in_sync, replica_of
-from .errors import LabError, ReplyError
-from .executors import LiveExecutor, Queue
-from .histories import JOB, LEASE_MS
-from .plots import alt
-from .server import LabServer, OwnedServer
+from trafikey_lab.course.feedback import (
+    RIGHT,
+    WRONG,
+    Feedback,
+    Finding,
+    error_text,
+    feedback,
+)
+from trafikey_lab.course.limits import Shown, replica_of, unavailable, wait_in_sync
+from trafikey_lab.errors import LabError, ReplyError
+from trafikey_lab.executors import LiveExecutor, Queue
+from trafikey_lab.histories import JOB, LEASE_MS
+from trafikey_lab.live.server import LabServer, OwnedServer
+from trafikey_lab.plots import alt
+from trafikey_lab.plots.palette import colour
+from trafikey_lab.text import plain
 
 VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
 """The module's four verbs: each one writes, so a replica refuses each one."""
@@ -314,8 +324,9 @@ def dead_letter_alt(rows: list[dict]) -> str:
             f"dead-letter in a week, in the model: {bars}.{notes}")
 
 
-# Okabe-Ito, readable by colour-blind readers; each bar also carries its queue's name and value.
-_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
+# Each bar also carries its queue's name, its value and a hatch of its own.
+_COLOURS = tuple(colour(name) for name in ("blue", "orange", "bluish green", "reddish purple",
+                                           "sky blue", "vermillion"))
 
 
 def plot_dead_letters(rows: list[dict], ax=None):
@@ -396,3 +407,208 @@ def restart_costs():
             return "RestartCosts: five number fields, the table and the figure of the model"
 
     return RestartCosts()
+
+
+# -- 05: promote the replica -------------------------------------------------------------------
+
+PROMOTE_QUEUE = Queue("{promote}")
+
+SETTLE_S = 5.0
+"""How long the roles may take to settle once hand_over returns: FAILOVER works in the
+background, and a demoted primary syncs from its new primary."""
+
+
+def _settled(primary, replica) -> tuple[dict, dict]:
+    """INFO replication of both servers once the handover is done, or once nothing is moving:
+    a FAILOVER under way, or the old primary still syncing from the replica, is moving."""
+    import time
+
+    start = time.monotonic()
+    while True:
+        old, new = primary.client.info("replication"), replica.client.info("replication")
+        follows = old["role"] == "slave" and old.get("master_port") == replica.port
+        if new["role"] == "master" and follows and old.get("master_link_status") == "up":
+            return old, new
+        moving = (old.get("master_failover_state", "no-failover") != "no-failover"
+                  or (follows and old.get("master_link_status") != "up"))
+        waited = time.monotonic() - start
+        if waited > SETTLE_S or (not moving and waited > 0.2):
+            return old, new
+        time.sleep(0.02)
+
+
+def _holds_the_lease(primary, replica, queue: Queue, job: bytes) -> bool:
+    """Whether, within SETTLE_S, the replica holds the lease and the primary counts it online:
+    a FAILOVER to a replica it does not yet count so is refused. (A replica is counted from its
+    first acknowledgement, sent once a second.)"""
+    import time
+
+    def online() -> bool:
+        info = primary.client.info("replication")
+        return any(info.get(f"slave{i}", {}).get("state") == "online" for i in range(2))
+
+    deadline = time.monotonic() + SETTLE_S
+    while replica.client.zscore(queue.active, job) is None or not online():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _gone(primary, replica) -> str | None:
+    """Which server hand_over stopped, if it stopped one; None while both run."""
+    stopped = [name for name, server in (("the old primary", primary), ("the replica", replica))
+               if not server.running or server.client is None]
+    if not stopped:
+        return None
+    return (f"hand_over stopped {' and '.join(stopped)}: "
+            f"{'their processes are' if len(stopped) == 2 else 'its process is'} gone. A "
+            "handover keeps both servers running and changes their roles: the replica goes on "
+            "as the primary, and the old primary as its replica, in sync with it.")
+
+
+def _row_changes(row: dict, granted: dict, deadline, granted_deadline) -> list[str]:
+    """What differs between the lease as the new primary holds it and as the old primary
+    granted it: the row's fields by name, and the deadline in active."""
+    changes = [f"its {plain(name)}" for name in sorted(set(row) | set(granted))
+               if row.get(name) != granted.get(name)]
+    return changes + (["its deadline"] if deadline != granted_deadline else [])
+
+
+def _follows(info: dict, names: dict) -> str:
+    port = info.get("master_port")
+    return names.get(port, f"a server on port {port}")
+
+
+def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
+    """Why the two servers are not a primary (the replica) and its replica (the old primary),
+    in sync; None when they are."""
+    names = {primary.port: "the old primary", replica.port: "itself"}
+    if new["role"] == "master" and old["role"] == "master":
+        return ("both servers now answer as primaries. A worker still connected to the old one "
+                "could go on extending its lease there, out of the new primary's sight, and the "
+                "two datasets drift apart: the old primary has to become the new one's replica.")
+    if new["role"] != "master" and old["role"] != "master":
+        return (f"neither server answers as a primary: the old primary follows "
+                f"{_follows(old, {replica.port: 'the replica', primary.port: 'itself'})}, and "
+                f"the replica follows {_follows(new, names)}. One of them has to stop "
+                "following anyone.")
+    if new["role"] != "master":
+        if new.get("master_port") == replica.port:
+            return ("the replica now follows itself (the port it is told to follow is its own), "
+                    "which never connects: it is still a replica, and the primary still answers "
+                    "as the primary.")
+        if replica.client.config_get("replica-read-only").get("replica-read-only") == "no":
+            return ("the replica accepts writes now (replica-read-only no), but it still follows "
+                    "its primary: its next full sync throws away what was written there, and the "
+                    "primary still answers as the primary.")
+        return ("nothing changed in the roles: the replica still follows the primary (INFO "
+                "replication calls a replica role slave, the older word Valkey keeps), and the "
+                "primary still answers as one. A handover changes the role of both servers.")
+    if old.get("master_port") != replica.port:
+        return (f"the replica answers as a primary, but the old primary follows "
+                f"{_follows(old, {primary.port: 'itself'})}, not the new primary.")
+    if old.get("master_link_status") == "up":
+        return None
+    return (f"the replica answers as a primary and the old primary follows it, but it had not "
+            f"caught up with it within {SETTLE_S:g} s (link {old.get('master_link_status')}).")
+
+
+def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
+    """The learner's `hand_over(primary, replica)`, given two servers of the lab (each with
+    .client, .host and .port), where `replica` follows `primary` and holds a lease `primary`
+    granted. Right when, within SETTLE_S of its return, both servers still run, the replica
+    answers as a primary, the old primary follows it in sync and refuses the module's verbs, the
+    new primary holds the lease's row and deadline byte for byte as the old primary granted them
+    (its stamp the old primary's run_id, which is not the new primary's), and the new primary's
+    sweep, max_stalled 1, finds the lease exempt. Both servers are started for the check alone,
+    and stopped afterwards, however it ends. Whatever hand_over does, the answer is a finding,
+    never an exception."""
+    import redis
+
+    from trafikey_lab.executors import LiveExecutor
+    from trafikey_lab.histories import JOB, LEASE_MS
+    from trafikey_lab.live.server import OwnedServer
+
+    exercise = "hand the primary role to the replica"
+    if not callable(hand_over):
+        return feedback(exercise, [Finding(WRONG, f"hand_over is {hand_over!r}: define it as "
+                                                   "a function, def hand_over(primary, "
+                                                   "replica): ...")])
+    # By default a primary waits 5 s for more replicas before a diskless sync, and a replica
+    # saves the sync to disk in a thread it looks at once a second; a replica with nothing to
+    # lose loads it as it comes. Either server is the other's primary at some point.
+    quick_sync = ("--repl-diskless-sync-delay", "0", "--repl-diskless-load", "on-empty-db")
+    with OwnedServer(extra_args=quick_sync) as primary, \
+            OwnedServer(extra_args=quick_sync) as replica:
+        granted = LiveExecutor(primary)
+        granted.add(queue, JOB, b"hello")
+        granted.claim(queue, LEASE_MS)
+        granted_row, granted_deadline = granted.row(queue, JOB), granted.deadline(queue, JOB)
+        granted_run_id = granted.run_id
+        # The lease reaches the replica in the snapshot of its first sync.
+        replica.client.execute_command("REPLICAOF", primary.host, str(primary.port))
+        if not _holds_the_lease(primary, replica, queue, JOB):
+            raise LabError(f"the replica was not in sync with the lease within {SETTLE_S:g} s. "
+                           f"Its log says:\n{replica.log_tail()}")
+        try:
+            hand_over(primary, replica)
+        except Exception as exc:  # the learner's code may raise anything: say what it was
+            advice = ("Check which server each command is sent to: a command acts on the server "
+                      "that receives it, and a server refuses what its role does not allow."
+                      if isinstance(exc, redis.ResponseError) else "Fix it and run the cell "
+                      "again.")
+            return feedback(exercise, [Finding(WRONG, f"hand_over raised "
+                                                       f"{error_text(exc).rstrip('.')}. {advice}")])
+        if (gone := _gone(primary, replica)) is None:
+            try:
+                old, new = _settled(primary, replica)
+            except redis.ConnectionError:
+                # A server shut down from inside hand_over: its process may end only now.
+                gone = _gone(primary, replica) or ("a server stopped answering once hand_over "
+                                                   "had returned: a handover keeps both running.")
+        if gone is not None:
+            return feedback(exercise, [Finding(WRONG, gone)])
+        if (problem := _roles_problem(old, new, primary, replica)) is not None:
+            return feedback(exercise, [Finding(WRONG, problem)])
+        findings = [Finding(RIGHT, "the replica answers as a primary, and the old primary "
+                                   "follows it, in sync")]
+        try:
+            LiveExecutor(primary).sweep(queue, 1)
+            refused = None
+        except ReplyError as refusal:
+            refused = refusal.text.split(" ", 1)[0]
+        if refused == "READONLY":
+            findings.append(Finding(RIGHT, "the old primary answers the sweep with READONLY: no "
+                                           "worker can extend a lease there now"))
+        elif refused is None:
+            findings.append(Finding(WRONG, "the old primary accepted a sweep: it is still "
+                                           "writable: a worker could extend a lease there."))
+        else:
+            findings.append(Finding(WRONG, f"the old primary answers the sweep with {refused}, "
+                                           "not READONLY: a replica refuses every write."))
+        live = LiveExecutor(replica)
+        deadline = live.deadline(queue, JOB)
+        if deadline is None:
+            findings.append(Finding(WRONG, "the lease the old primary granted is gone from the "
+                                           "new primary: the handover lost it"))
+            return feedback(exercise, findings)
+        if changes := _row_changes(live.row(queue, JOB), granted_row, deadline, granted_deadline):
+            findings.append(Finding(WRONG, f"the lease on the new primary is not the one the old "
+                                           f"primary granted: {' and '.join(changes)} changed. A "
+                                           "handover moves roles, never rows: the new primary "
+                                           "must hold the bytes the old one wrote, stamp "
+                                           "included, or its sweep's verdict on the lease says "
+                                           "nothing about the handover."))
+            return feedback(exercise, findings)
+        stamp = granted_row.get(b"lease_epoch")
+        another = stamp == granted_run_id.encode() and live.run_id != granted_run_id
+        live.wait_until(deadline)
+        exempt = another and live.sweep(queue, 1) == [[JOB], []]
+        findings.append(Finding(
+            RIGHT if exempt else WRONG,
+            "the new primary's sweep, max_stalled 1, sends the old primary's lease back to "
+            "pending uncounted: the row's stamp is byte for byte the old primary's run_id, and "
+            "the new primary's run_id is another" if exempt else
+            "the new primary's sweep did not find the old primary's lease exempt"))
+    return feedback(exercise, findings)

@@ -10,10 +10,10 @@ earlier cells made keep working with it.
 import atexit
 from dataclasses import dataclass
 
-from .build import module_path
-from .executors import LiveExecutor, ModelExecutor, Queue
-from .plots import alt
-from .server import LabServer
+from trafikey_lab.executors import LiveExecutor, ModelExecutor, Queue
+from trafikey_lab.live.server import LabServer
+from trafikey_lab.module.build import module_path
+from trafikey_lab.plots import alt
 
 _server: LabServer | None = None
 

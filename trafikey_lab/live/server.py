@@ -4,7 +4,7 @@ OwnedServer is a real valkey-server with the trafikey module, on loopback, that 
 starts and owns. AttachedServer is a module-loaded server someone else runs, at a URL
 (TRAFIKEY_VALKEY_URL), which the lab uses as it is and cannot restart. LabServer(...) picks.
 
-An owned server runs under a small keeper process (`_keeper.py`) that kills it when this Python
+An owned server runs under a small keeper process (`keeper.py`) that kills it when this Python
 process goes away, however it goes away. `restart()` stops the server, keeping its dataset on
 disk, and starts a new process on the same port and folder: a new run_id over the same data.
 
@@ -45,14 +45,14 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from .build import module_path
-from .errors import (
+from trafikey_lab.module.build import module_path
+from trafikey_lab.errors import (
     InsecureServer, RestartFailed, RestartUnavailable, ServerGone, ServerNotFound, ServerStartError,
 )
 
 SERVER_ENV = "TRAFIKEY_VALKEY_SERVER"
 URL_ENV = "TRAFIKEY_VALKEY_URL"
-KEEPER = Path(__file__).resolve().parent / "_keeper.py"
+KEEPER = Path(__file__).resolve().parent / "keeper.py"
 LOG_LINES_QUOTED = 15
 KEEPER_NOTICES_WITHIN = 1.0
 """Seconds to wait for the keeper to see its server gone (it looks every 0.2 s)."""

@@ -13,10 +13,10 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .errors import LabError
-from .executors import Executor, LiveExecutor, ModelExecutor, Queue
-from .histories import JOB, LEASE_MS, History, Trace, compare, play
-from .server import LabServer, OwnedServer
+from trafikey_lab.errors import LabError
+from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
+from trafikey_lab.histories import JOB, LEASE_MS, History, Trace, compare, play
+from trafikey_lab.live.server import LabServer, OwnedServer
 
 SCRIPTS_ONLY = History(
     "scripts_only",

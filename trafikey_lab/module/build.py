@@ -3,9 +3,9 @@
 import re
 from pathlib import Path
 
-from .errors import ModuleNotBuilt
+from trafikey_lab.errors import ModuleNotBuilt
 
-MODULE_DIR = Path(__file__).resolve().parent / "module"
+MODULE_DIR = Path(__file__).resolve().parent
 LIBRARY = MODULE_DIR / "trafikey.so"
 
 

@@ -9,11 +9,23 @@ whole sweep refuse; `question` is the notebook's diagnostic question.
 
 from dataclasses import dataclass
 
-from . import epoch
-from .errors import ReplyError
-from .executors import Executor, Queue
-from .table import Table
-from .text import plain, short
+from trafikey_lab import epoch
+from trafikey_lab.course.feedback import (
+    EXERCISE_QUEUE,
+    NOTE,
+    RIGHT,
+    WRONG,
+    Feedback,
+    Finding,
+    feedback,
+)
+from trafikey_lab.errors import LabError, ReplyError
+from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.model import decide_row
+from trafikey_lab.module import native
+from trafikey_lab.sweep import Need, Seen
+from trafikey_lab.table import Table
+from trafikey_lab.text import plain, short
 
 MAX_STALLED = 3
 """The budget the layout is built for: the dead member's stalled 2 becomes 3 and reaches it."""
@@ -181,7 +193,7 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
 def question():
     """03's diagnostic question: what this module's sweep fetches of an exempt member's row,
     what its decision is shown, and what it writes."""
-    from .widgets.diagnostic import Option, Question
+    from trafikey_lab.widgets.diagnostic import Option, Question
 
     return Question(
         "An expired member of active has a row with no group field, a lease_epoch written by "
@@ -215,3 +227,201 @@ def question():
                    why="nothing resets stalled. The exempt member's one row write is HSET state "
                        "pending, so stalled stays 2."),
         ])
+
+
+# -- 03: a row that stops the sweep's decision at each read -----------------------------------
+
+
+class _ThisProcess:
+    def __repr__(self) -> str:
+        return "THIS_PROCESS"
+
+
+THIS_PROCESS = _ThisProcess()
+"""Stands for the run_id of the server that sweeps; the checker writes the real one."""
+
+READS = tuple(need.value for need in Need)
+"""type, group, lease_epoch, stalled: the reads in the order the decision asks for them."""
+
+STOP_MAX_STALLED = 3
+
+
+def _row_bytes(row, run_id: bytes):
+    """A learner's row as the executors store it: None (no key), bytes (a string key) or a
+    hash of bytes; THIS_PROCESS becomes run_id. Raises ValueError saying what is wrong."""
+    if row is None:
+        return None
+    if isinstance(row, (bytes, str)):
+        return row.encode() if isinstance(row, str) else row
+
+    def b(value):
+        if value is THIS_PROCESS:
+            return run_id
+        if isinstance(value, bytes):
+            return value
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return str(value).encode()
+        raise ValueError(f"{value!r} cannot be stored in a hash: use text, bytes or an integer")
+
+    if not isinstance(row, dict):
+        raise ValueError(f"{row!r} is not a row: give None (no row), a dict (a hash) or text "
+                         "(a string key)")
+    if not row:
+        raise ValueError("a hash with no fields cannot exist in Valkey: give it at least one "
+                         "field (state, say)")
+    return {b(k): b(v) for k, v in row.items()}
+
+
+# Where to look, as a hint: the branches of the step machine after each read, never which row
+# to write or what it must hold, so that the feedback on a wrong row does not hand over the
+# right one (the notebook's list of refusals would turn "the case that does not refuse" into
+# a recipe).
+_STOP_ADVICE = {
+    "type": ("The decision can stop at type only on what its first read, the key's type, finds: "
+             "see the branches after NEED_TYPE in trafikey_decide_member"),
+    "group": ("The decision can stop at group only on what that read finds: see the branches "
+              "after NEED_GROUP"),
+    "lease_epoch": ("The decision can stop at lease_epoch only on what the stamp comparison "
+                    "finds, before any stall is counted: see the branches after NEED_EPOCH"),
+    "stalled": "The decision asks for stalled only for a lease it counts",
+}
+
+
+def _stop_finding(read: str, stopped: str, verdict: str) -> Finding:
+    if verdict in ("wrongtype", "not_integer"):
+        refusal = "WRONGTYPE" if verdict == "wrongtype" else "ERR EMQ row field is not an integer"
+        if stopped == read:
+            return Finding(WRONG, f"{read}: it stops at {stopped}, but as a refusal ({refusal}): "
+                                  "the whole sweep refuses and no row is swept. "
+                                  + _STOP_ADVICE[read])
+        return Finding(WRONG, f"{read}: it refuses the whole sweep at {stopped} ({refusal}). "
+                              + _STOP_ADVICE[read])
+    if stopped == read:
+        return Finding(RIGHT, f"{read}: the decision stops at {stopped} with the verdict "
+                              f"{verdict}")
+    why = {
+        "type": "there is no row, so the decision ends at the first read",
+        "group": "the row has a group field: a lane row, left where it is",
+        "lease_epoch": "it went past type and group, and the stamp comparison settled it",
+        "stalled": "its lease_epoch is this process's, so the lease is counted and stalled "
+                   "is read",
+    }[stopped]
+    return Finding(WRONG, f"{read}: it stops at {stopped} instead ({verdict}): {why}. "
+                          + _STOP_ADVICE[read])
+
+
+def _plant(executor: Executor, queue: Queue, rows: dict) -> None:
+    """Each row as an expired member of active, in READS order, one millisecond apart."""
+    executor.clear(queue)
+    base = executor.now_ms()
+    for offset, (read, row) in enumerate(rows.items(), 1):
+        key = queue.row(read)
+        if isinstance(row, dict):
+            executor.call("HSET", key, *[part for item in row.items() for part in item])
+        elif row is not None:
+            executor.call("SET", key, row)
+        executor.call("ZADD", queue.active, base + offset, read)
+    executor.wait_until(base + len(rows))
+
+
+def _sweep_reply(executor: Executor, queue: Queue):
+    try:
+        return executor.sweep(queue, STOP_MAX_STALLED)
+    except ReplyError as refusal:
+        return refusal.text
+
+
+def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEUE) -> Feedback:
+    """rows maps each read (type, group, lease_epoch, stalled) to a row meant to stop the
+    sweep's decision there: None for no row, a dict for a hash (THIS_PROCESS for the sweeping
+    server's run_id), text for a string key. Each row is decided by the model's step machine
+    and by the module's C one under max_stalled 3; then, on a fresh model and on `live` when
+    given, the four rows are swept together and the two replies compared."""
+    exercise = "one row for each read the sweep can stop at"
+    if not isinstance(rows, dict):
+        return feedback(exercise, [Finding(WRONG, f"rows is {type(rows).__name__}: make it a "
+                                            f"dict with the keys {', '.join(READS)}")])
+    findings = [Finding(WRONG, f"{read}: no row given; add rows[{read!r}]")
+                for read in READS if read not in rows]
+    findings += [Finding(NOTE, f"{key!r} is not one of the reads and is not checked")
+                 for key in rows if key not in READS]
+    model = ModelExecutor()
+    run_id = model.run_id.encode()
+    # A run_id typed out names one process: the checker sweeps on two, so only THIS_PROCESS
+    # means "the server that sweeps" on both.
+    typed = {epoch.NOW: "NOW is the model's run_id"}
+    if live is not None:
+        try:
+            typed[live.run_id.encode()] = "that is your live server's run_id"
+        except LabError:
+            pass
+    stored = {}
+    for read in READS:
+        if read not in rows:
+            continue
+        try:
+            stored[read] = _row_bytes(rows[read], run_id)
+        except ValueError as exc:
+            findings.append(Finding(WRONG, f"{read}: {exc}"))
+            continue
+        named = [typed[v] for v in _typed_values(rows[read]) if v in typed]
+        if named:
+            findings.append(Finding(WRONG, f"{read}: {named[0]}, not every server's: write "
+                                           "THIS_PROCESS for the run_id of the server that "
+                                           "sweeps"))
+            del stored[read]
+            continue
+        verdict, asked = decide_row(run_id, STOP_MAX_STALLED, stored[read])
+        native_verdict = _native_decision(run_id, stored[read])
+        finding = _stop_finding(read, asked[-1].value, verdict.kind)
+        if native_verdict != verdict.kind:
+            finding = Finding(WRONG, f"{read}: the model says {verdict.kind}, the C module "
+                                     f"says {native_verdict}: report this as a bug")
+        findings.append(finding)
+    if len(stored) == len(READS):
+        findings += _swept_together(stored, rows, model, live, queue)
+    return feedback(exercise, findings)
+
+
+def _typed_values(row) -> list[bytes]:
+    """The values of a learner's hash row as bytes, THIS_PROCESS left out."""
+    if not isinstance(row, dict):
+        return []
+    return [v.encode() if isinstance(v, str) else v for v in row.values()
+            if isinstance(v, (bytes, str))]
+
+
+def _native_decision(run_id: bytes, row) -> str:
+    """The C step machine's verdict on a stored row, fed the same reads the model makes."""
+    seen = Seen()
+    while isinstance(step := native.decide_member(run_id, STOP_MAX_STALLED, seen), Need):
+        if step is Need.TYPE:
+            value = "none" if row is None else "hash" if isinstance(row, dict) else "string"
+            seen = Seen(type=value)
+        else:
+            seen = Seen(**{**seen.__dict__, step.name.lower(): row.get(step.value.encode())})
+    return step.kind
+
+
+def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
+    _plant(model, queue, stored)
+    expected = _sweep_reply(model, queue)
+    findings = [Finding(NOTE, f"the four rows swept together on the model: {expected!r}")]
+    if live is None:
+        return findings
+    try:
+        live_rows = {read: _row_bytes(rows[read], live.run_id.encode()) for read in READS}
+        _plant(live, queue, live_rows)
+        reply = _sweep_reply(live, queue)
+        live.clear(queue)
+    except LabError as exc:
+        return findings + [Finding(NOTE, f"not swept live: {exc}")]
+    if reply == expected:
+        findings.append(Finding(NOTE, "the live server's sweep of the same rows gave the same "
+                                      "reply"))
+    else:
+        findings.append(Finding(WRONG, f"the live server answered {reply!r}, the model "
+                                       f"{expected!r}: report this as a bug"))
+    return findings
+
+

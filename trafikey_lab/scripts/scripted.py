@@ -18,12 +18,11 @@ from importlib import resources
 
 import redis
 
-from . import sweep
-from .executors import Queue, script_source, server_now_ms
-from .model import sweep_writes
-from .server import OwnedServer
+from trafikey_lab import epoch, sweep
+from trafikey_lab.executors import Queue, script_source, server_now_ms
+from trafikey_lab.live.server import OwnedServer
+from trafikey_lab.model import sweep_writes
 
-FOREIGN = b"0" * 40
 """A stamp no real server draws: a lease granted by another process."""
 
 
@@ -43,7 +42,7 @@ class Mix:
         row = {b"state": b"active", b"attempts": b"1", b"payload": b"p"}
         if kind == "lane":
             row[b"group"] = b"lane-a"
-        row[b"lease_epoch"] = FOREIGN if kind == "exempt" else run_id
+        row[b"lease_epoch"] = epoch.ZERO if kind == "exempt" else run_id
         return row
 
 

@@ -1,6 +1,6 @@
 """Runs one valkey-server for a LabServer and ends it when the LabServer's process is gone.
 
-Usage: python _keeper.py OUTPUT [--cleanup DIR] SERVER [ARGS...]
+Usage: python keeper.py OUTPUT [--cleanup DIR] SERVER [ARGS...]
 
 The owner holds the write end of this process's standard input and never writes to it. When
 the owner exits for any reason, SIGKILL included, the kernel closes that end, standard input

@@ -1,0 +1,425 @@
+"""One lease across a restart, for notebook 04 and its widget: the history played on the
+model, what the sweep would have done without the epoch (the counterfactual), the table of
+every history x max_stalled, the step-by-step comparison of a model trace with a live one, and
+every history played on both with one line each; and the notebook's diagnostic question.
+
+These are pure functions of traces, so the notebook's static table and the widget use the
+same code, and tests pin them without a browser.
+"""
+
+from dataclasses import dataclass
+
+from trafikey_lab.course.feedback import (
+    EXERCISE_QUEUE,
+    NOTE,
+    RIGHT,
+    WRONG,
+    Feedback,
+    Finding,
+    error_text,
+    feedback,
+    on,
+)
+from trafikey_lab.errors import LabError, ReplyError
+from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.histories import HISTORIES, History, Trace, agreement, compare, play
+from trafikey_lab.sweep import Verdict, count_stall
+from trafikey_lab.table import Table
+from trafikey_lab.text import reply, short
+from trafikey_lab.widgets.diagnostic import Option, Question
+
+QUEUE = Queue("{lease}")
+MAX_STALLED = (1, 2, 3, 4, 5)
+"""The budgets a learner can pick."""
+AGREE = "✓ agree"
+DIFFER = "✗ differ"
+
+
+def play_on_model(history, max_stalled: int, queue: Queue = QUEUE):
+    """Plays the history on a fresh model and returns (trace, plan): the plan is the model's
+    read pass over the queue just before the sweep ran (`ModelServer.plan_sweep`)."""
+    model = ModelExecutor()
+    plans = []
+
+    def before(index, count, action):
+        if action == "sweep":
+            plans.append(model.plan_sweep(queue, max_stalled))
+
+    trace = play(history, max_stalled, model, queue, progress=before)
+    return trace, plans[0]
+
+
+def without_epoch(trace: Trace) -> str:
+    """The counterfactual: the outcome had the sweep counted this lease whatever its stamp
+    (exempt always false), as a sweep with no lease_epoch would have to. The row as it stood
+    before the sweep gives stalled; a count that reaches max_stalled is a death."""
+    counted = _counted(trace)
+    return "refused" if counted.refusal else counted.kind
+
+
+def _counted(trace: Trace) -> Verdict:
+    """The sweep's counted-stall rule on the row as it stood just before the sweep."""
+    return count_stall(trace.steps[-2].row.get(b"stalled"), trace.max_stalled)
+
+
+def counterfactual_note(trace: Trace) -> str:
+    """What the sweep would have done without the epoch, beside what it did (HTML)."""
+    other = without_epoch(trace)
+    if not trace.exempt:
+        return f"the same: a counted lease is counted with or without the epoch (<b>{other}</b>)."
+    # a stalled field that is not a counter counts from 0, as the note has nothing else to say
+    counted = _counted(trace).stalled or 1
+    if other != trace.outcome:
+        return (f"without the epoch this lease would have been counted: stalled {counted} "
+                f"against max_stalled {trace.max_stalled}, so <b>{other}</b> instead of "
+                f"{trace.outcome}.")
+    return (f"without the epoch this lease would have been counted (stalled {counted}): still "
+            f"<b>{other}</b> at max_stalled {trace.max_stalled}, but with one stall of its "
+            f"budget spent on a restart.")
+
+
+def outcome_table(max_stalled_values=(1, 2)) -> Table:
+    """Every history x max_stalled on the model: what the sweep saw, its verdict, the outcome,
+    and the outcome without the epoch."""
+    rows = []
+    for key, history in HISTORIES.items():
+        for max_stalled in max_stalled_values:
+            trace, _ = play_on_model(key, max_stalled)
+            rows.append((
+                history.title, str(max_stalled), short(trace.lease_epoch),
+                short(trace.sweep_run_id), trace.verdict, trace.outcome, without_epoch(trace),
+            ))
+    return Table(("history", "max_stalled", "lease_epoch", "run_id at the sweep", "verdict",
+                  "outcome", "without the epoch (counterfactual)"), tuple(rows))
+
+
+def step_summary(step) -> str:
+    """A step as one line: its reply and the stamp on the row after it."""
+    stamp = step.row.get(b"lease_epoch")
+    state = reply(step.row.get(b"state"))
+    return f"→ {reply(step.reply)} · stamp {short(stamp)} · state {state}"
+
+
+def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, str, str, str]]:
+    """Step by step: (step, model, live, mark), then compare's last row, the lab's reading and
+    the outcome. The mark is AGREE or DIFFER with what differs; run_ids are compared by which
+    process of the history they belong to (`compare`)."""
+    rows = []
+    verdicts = compare(model_trace, live_trace)
+    for (action, agree, detail), m, live in zip(verdicts, model_trace.steps, live_trace.steps):
+        rows.append((action, step_summary(m), step_summary(live),
+                     AGREE if agree else f"{DIFFER}: {detail}"))
+    action, agree, detail = verdicts[-1]
+    rows.append((action, f"read as {model_trace.verdict} → {model_trace.outcome}",
+                 f"read as {live_trace.verdict} → {live_trace.outcome}",
+                 AGREE if agree else f"{DIFFER}: {detail}"))
+    return rows
+
+
+def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 1,
+                       restartable: bool = True):
+    """Plays each history on a fresh model and on `live` and yields one line per history as
+    soon as both are played: what the live server did (the outcome its sweep replied, and the
+    row's stalled after it), the lab's reading of the stamp (counted or exempt, Trace.exempt),
+    how many processes served the live history, and on how many of its steps the two traces
+    agree, then whether they agree on the reading and outcome (`compare`, `agreement`). When
+    `live` is a server the lab cannot restart, only the histories without a restart are
+    played."""
+    for key, history in HISTORIES.items():
+        if not restartable and "restart" in history.steps:
+            continue
+        model_trace = play(key, max_stalled, ModelExecutor(), queue)
+        live_trace = play(key, max_stalled, live, queue)
+        stalled = live_trace.steps[-1].row.get(b"stalled")
+        stalled_text = "(none)" if stalled is None else stalled.decode(errors="replace")
+        yield (f"{key:10} live: {live_trace.outcome:9} stalled {stalled_text:6} "
+               f"read as {live_trace.verdict:7} · {len(live_trace.run_ids)} process(es) · "
+               f"{agreement(compare(model_trace, live_trace))}")
+
+
+QUESTION_HISTORY = History(
+    "counted_then_extended_by_script",
+    "one stall counted, then extended by a script after a restart",
+    ("add", "claim", "expire", "sweep", "claim", "restart", "scripted_extend", "expire", "sweep"),
+    "the second claim stamped the row with the process before the restart and extend2 left "
+    "that stamp, so the sweep after the restart finds another process's stamp",
+)
+"""The history the question is about: the first sweep counts a stall (stalled 1), the rest
+is the fifth history of the exercise."""
+QUESTION_MAX_STALLED = 2
+
+
+def question() -> Question:
+    """04's diagnostic question: one history, one right reading of it, and a wrong option for
+    each misconception about restarts, exemption, failover and the scripted extension."""
+    return Question(
+        "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "
+        "with EMQ.CLAIM; then the server restarts; on the new process the "
+        "worker extends the lease once with the script extend2, then stops. The lease runs out "
+        f"and the new process sweeps with max_stalled {QUESTION_MAX_STALLED}. Which is true?",
+        [
+            Option(
+                "The job goes back to pending uncounted, and its stalled field still holds 1.",
+                right=True,
+                why="EMQ.CLAIM stamped the row with the process before the restart, and extend2 "
+                    "moved the deadline without writing lease_epoch, so the sweep finds another "
+                    "process's stamp: exempt. It takes the job out of active, puts it in "
+                    "pending and lists it among the recovered; on the row it writes state "
+                    "pending and nothing else, so stalled keeps its 1.",
+            ),
+            Option(
+                "The stall is counted: stalled becomes 2, which reaches max_stalled 2, and the "
+                "job is dead-lettered.",
+                misconception="extend2 moves the lease to the new process",
+                why="extend2 makes EMQ.EXTEND's test (the id in active, state active, attempts "
+                    "equal to the worker's attempt; neither checks the deadline) and moves the "
+                    "deadline as EMQ.EXTEND does, but it writes no lease_epoch: the stamp still "
+                    "names the process before the restart. Had the worker extended with "
+                    "EMQ.EXTEND, this would be the answer.",
+            ),
+            Option(
+                "The job goes back to pending with no stalled count left: the restart wiped it.",
+                misconception="a restart resets stalled",
+                why="A restart keeps the dataset (the lab's server saves it and the new process "
+                    "loads it); what changes is the run_id. No verb clears stalled, and the "
+                    "exempt sweep writes only state pending, so the 1 stays.",
+            ),
+            Option(
+                "The job stays in active: exempt means its lease has not run out yet.",
+                misconception="exempt means not expired",
+                why="The sweep reads only leases whose deadline has passed. Exempt is its "
+                    "verdict on such an expired lease when the stamp is not its own process's: "
+                    "the job leaves active for pending.",
+            ),
+            Option(
+                "Had the server handed over to a replica and been promoted back instead of "
+                "restarting, the job would also go back uncounted.",
+                misconception="a failover changes run_id",
+                why="A run_id names one process and changes only when a process starts. A "
+                    "primary promoted back without restarting keeps its run_id, so the stamp "
+                    "its claim wrote is its own again: counted, stalled 2, dead. The failback "
+                    "limit shows the same rule on your server with a fresh row and max_stalled "
+                    "1: counted, stalled 1, dead.",
+            ),
+        ],
+    )
+
+
+# -- 04: a fifth history ----------------------------------------------------------------------
+
+ACTIONS = ("add", "claim", "scripted_claim", "extend", "scripted_extend", "restart", "expire",
+           "sweep")
+FIFTH_TITLE = "extended by a script after the restart"
+FIFTH_MAX_STALLED = 1
+STAMPS = ("process 1", "process 2", "no process")
+VERDICTS = ("counted", "exempt")
+OUTCOMES = ("recovered", "dead")
+_GRANTS = ("claim", "scripted_claim")
+_EXTENSIONS = ("extend", "scripted_extend")
+_NATIVE = {"claim": "EMQ.CLAIM", "extend": "EMQ.EXTEND"}
+
+
+@dataclass(frozen=True)
+class FifthPrediction:
+    stamp: str
+    verdict: str
+    outcome: str
+
+    def __str__(self) -> str:
+        return (f"the stamp names {self.stamp}, the verdict is {self.verdict}, the job is "
+                f"{self.outcome}")
+
+
+def _word(value) -> str | None:
+    """A prediction's word, case and spacing aside; None for anything but text."""
+    return " ".join(value.lower().split()) if isinstance(value, str) else None
+
+
+def _prediction_problems(stamp, verdict, outcome) -> list[str]:
+    asked = (
+        ("stamp", stamp, STAMPS, "which process the row's stamp names when the sweep reads it: "
+                                 "\"process 1\" (the server before the restart), \"process 2\" "
+                                 "(the one after it) or \"no process\" (no stamp)"),
+        ("verdict", verdict, VERDICTS, "the sweep's verdict: \"counted\" or \"exempt\""),
+        ("outcome", outcome, OUTCOMES, f"the job's outcome at max_stalled {FIFTH_MAX_STALLED}: "
+                                       "\"recovered\" or \"dead\""),
+    )
+    return [f"{name} is {value!r}: write {what}" for name, value, allowed, what in asked
+            if _word(value) not in allowed]
+
+
+def _fifth_problems(steps) -> list[str]:
+    """What keeps `steps` from telling the fifth history: the module grants the lease, the
+    server restarts after the claim, on the new process the worker extends it by the script
+    alone, then the lease runs out and one sweep reads it. Judged by what each step does to
+    the stamp, so a native verb after the restart is refused wherever it stands."""
+    if not isinstance(steps, (tuple, list)) or not all(isinstance(s, str) for s in steps):
+        return [f"steps is {steps!r}: make it a tuple of step names, such as "
+                "(\"add\", \"claim\", ...)"]
+    problems = [f"{s!r} is not a step: use one of {', '.join(ACTIONS)}"
+                for s in steps if s not in ACTIONS]
+    if problems or not steps:
+        return problems or ["steps is empty: write the history's steps, in order"]
+    steps = list(steps)
+    claims = [i for i, s in enumerate(steps) if s in _GRANTS]
+    restarts = [i for i, s in enumerate(steps) if s == "restart"]
+    if steps[0] != "add" or steps.count("add") != 1:
+        problems.append("the history starts from an empty queue: the job is added once, as the "
+                        "first step")
+    if "scripted_claim" in steps:
+        problems.append("\"scripted_claim\" is the script claim2, a grant the module does not "
+                        "make: in this history the module grants the lease")
+    elif not claims:
+        problems.append("nothing grants the worker its lease: the claim is missing")
+    if len(claims) > 1:
+        problems.append("the job is claimed more than once: while its lease is in active the job "
+                        "is not in pending, so a second claim has nothing to take, and a claim "
+                        "after a sweep starts another lease. Claim it once")
+    if len(restarts) != 1:
+        times = "never restarts" if not restarts else f"restarts {len(restarts)} times"
+        problems.append(f"the server {times}: in this history it restarts once, after the "
+                        "claim")
+    elif claims and restarts[0] < claims[0]:
+        problems.append("the restart comes before the claim, so one process would grant the "
+                        "lease and sweep it: in this history the module grants the lease before "
+                        "the server restarts")
+    else:
+        after = steps[restarts[0] + 1:]
+        if "extend" in after:
+            problems.append("\"extend\" is EMQ.EXTEND, a native verb: after the restart it would "
+                            "write a stamp of its own. In this history no native verb runs after "
+                            "the restart; the worker keeps its lease through the script alone")
+        if "scripted_extend" not in after:
+            problems.append("after the restart the worker, still alive, keeps its lease going by "
+                            "the script before it stops: that extension is missing")
+    if claims and any(s in _EXTENSIONS for s in steps[:claims[0]]):
+        problems.append("an extension before the claim finds no lease to extend (it replies 0): "
+                        "extend after the claim")
+    if steps[-2:] != ["expire", "sweep"] or steps.count("expire") != 1 \
+            or steps.count("sweep") != 1:
+        problems.append("the history ends once: after the last extension the lease runs out "
+                        "(\"expire\"), then the one sweep reads it (\"sweep\"); neither comes "
+                        "earlier or twice")
+    return problems
+
+
+def _why_stamp(trace: Trace) -> str:
+    """Which verb wrote the stamp the sweep found, and what the script's extensions did to it."""
+    native = [(i, s) for i, s in enumerate(trace.steps)
+              if s.action in _NATIVE and s.reply not in (None, 0)]
+    if not native:
+        return "no native verb stamped the row, so it has no stamp"
+    last, step = native[-1]
+    why = (f"the last native verb to stamp the row was {_NATIVE[step.action]}, in "
+           f"{trace.process_name(step.run_id)}")
+    scripted = [trace.process_name(s.run_id) for s in trace.steps[last + 1:]
+                if s.action == "scripted_extend"]
+    if scripted:
+        why += (f"; the script's extension after it (extend2, in {scripted[-1]}) moved the "
+                "deadline and wrote no stamp")
+    return why
+
+
+def _history_finding(trace: Trace, prediction: FifthPrediction) -> Finding:
+    stamp = trace.process_name(trace.lease_epoch)
+    sweeper = trace.process_name(trace.sweep_run_id)
+    seen = FifthPrediction(stamp, trace.verdict, trace.outcome)
+    result = (f"{on(trace.executor)}: the stamp names {stamp}, the sweep runs in {sweeper}: "
+              f"{trace.verdict}, so {trace.outcome}")
+    if seen == prediction:
+        return Finding(RIGHT, f"{result}, as you predicted")
+    wrong = []
+    if prediction.stamp != seen.stamp:
+        wrong.append(f'the stamp names {stamp}, not "{prediction.stamp}": {_why_stamp(trace)}')
+    if prediction.verdict != seen.verdict:
+        own = "is not" if trace.exempt else "is"
+        wrong.append(f'{trace.verdict}, not "{prediction.verdict}": the sweep in {sweeper} '
+                     f"compares the stamp with its own run_id, and {stamp}'s {own} its own")
+    if prediction.outcome != seen.outcome:
+        wrong.append(f'{trace.outcome}, not "{prediction.outcome}": ' + (
+            "an exempt lease goes back to pending whatever max_stalled is, stalled untouched"
+            if trace.exempt else
+            f"a counted stall makes stalled 1, which reaches max_stalled {trace.max_stalled}"))
+    return Finding(WRONG, f"{result}. Not as you predicted: " + "; ".join(wrong))
+
+
+class FifthHistory:
+    """The exercise in one kernel: the prediction is recorded first, and once a play has shown
+    the result it can no longer be changed. The module holds the one instance the notebook
+    uses (FIFTH), not a notebook cell, so that running the prediction cell again cannot reset
+    it; a notebook run again from the top with the same prediction records it unchanged."""
+
+    def __init__(self):
+        self.prediction: FifthPrediction | None = None
+        self.played = False
+        self.refused: FifthPrediction | None = None
+
+    def predict(self, stamp=None, verdict=None, outcome=None) -> Feedback:
+        exercise = "a fifth history: your prediction"
+        findings = [Finding(WRONG, p) for p in _prediction_problems(stamp, verdict, outcome)]
+        if findings:
+            if self.played:
+                findings.append(Finding(NOTE, f"the prediction recorded before the play still "
+                                              f"holds: {self.prediction}"))
+            return feedback(exercise, findings)
+        new = FifthPrediction(_word(stamp), _word(verdict), _word(outcome))
+        if self.played and new != self.prediction:
+            self.refused, first = new, self.prediction
+            return feedback(exercise, [Finding(WRONG, (
+                f"refused: your prediction was recorded before the history was played ({first}), "
+                "and the play has shown the result since. A prediction changed "
+                "after the result is not a prediction: the check holds you to the first one for "
+                "the rest of this kernel's session"))])
+        again = new == self.prediction
+        self.prediction, self.refused = new, None
+        return feedback(exercise, [Finding(NOTE, (
+            f"{'recorded again, unchanged' if again else 'recorded'}: {new}. "
+            + ("It holds: the history has been played with it."
+               if self.played else "Nothing is played yet: write the steps in the next cell "
+                                   "and run it."))
+        )])
+
+    def check(self, steps, executors: tuple[Executor, ...] | None = None,
+              queue: Queue = EXERCISE_QUEUE) -> Feedback:
+        """Plays the steps at max_stalled 1, on each executor (a fresh model when none is
+        given), only if they tell the fifth history and a prediction is recorded."""
+        exercise = f"a fifth history: {FIFTH_TITLE}"
+        findings = [Finding(WRONG, p) for p in _fifth_problems(steps)]
+        if self.prediction is None:
+            findings.append(Finding(WRONG, "no prediction is recorded yet: run predict_fifth(...) "
+                                           "with your three answers first; nothing is played "
+                                           "before there is one"))
+        if findings:
+            return feedback(exercise, findings)
+        if (refused := self.refused) is not None:
+            findings.append(Finding(NOTE, f"the prediction changed after the result ({refused}) "
+                                          "was refused: this play is held against the first one"))
+        history = History("fifth", FIFTH_TITLE, tuple(steps), "")
+        traces = []
+        for executor in executors or (ModelExecutor(),):
+            try:
+                trace = play(history, FIFTH_MAX_STALLED, executor, queue)
+            except (LabError, ReplyError) as exc:
+                findings.append(Finding(NOTE, f"not played {on(executor.name)}: {error_text(exc)}"))
+                continue
+            self.played = True
+            traces.append(trace)
+            findings.append(_history_finding(trace, self.prediction))
+        return feedback(exercise, findings, traces)
+
+
+FIFTH = FifthHistory()
+"""Notebook 04's exercise, for the kernel's whole session."""
+
+
+def predict_fifth(stamp=None, verdict=None, outcome=None) -> Feedback:
+    """Records the prediction for the fifth history: the stamp's process, verdict, outcome."""
+    return FIFTH.predict(stamp, verdict, outcome)
+
+
+def check_history(steps, *, executors: tuple[Executor, ...] | None = None,
+                  queue: Queue = EXERCISE_QUEUE) -> Feedback:
+    """Plays the learner's fifth history against the recorded prediction (FifthHistory.check)."""
+    return FIFTH.check(steps, executors, queue)
+
+
