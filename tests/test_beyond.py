@@ -20,12 +20,12 @@ def lines(shown):
 
 
 def test_a_replica_holds_the_primarys_stamp_and_refuses_all_four_verbs(lab, live):
-    shown = lines(beyond.replica_copy(lab, QUEUE))
-    assert "the replica's role: slave" in shown
-    assert "byte for byte the same on both: True" in shown
-    assert "the replica's stamp is the primary's run_id: True" in shown
-    for verb in beyond.VERBS:
-        assert f"{verb} on the replica → READONLY" in shown
+    assert beyond.replica_copy(lab, QUEUE).lines == (
+        "the replica's role: slave",
+        "every key of the queue, byte for byte the same on both: True",
+        "the replica's stamp is the primary's run_id: True",
+        *(f"{verb} on the replica → READONLY" for verb in beyond.VERBS),
+    )
     assert live.dataset() == {}, "the primary's queue is emptied afterwards"
 
 
@@ -52,15 +52,21 @@ def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_passw
     # In a workshop, TRAFIKEY_VALKEY_URL names the shared server; the file is still read from a
     # server the lab starts for it alone (attaching to the shared one could not restart it).
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://127.0.0.1:1")
-    shown = lines(beyond.aof_claim(QUEUE))
-    assert "  HSET {beyond}:job:job-1 state active attempts 1 lease_epoch <this process's run_id>" \
-        in shown
-    assert "  ZREM {beyond}:pending job-1" in shown
-    assert "ZADD {beyond}:active " in shown
-    assert "a verb of the module among them: False" in shown
-    assert "the password anywhere in the file: False" in shown
-    assert "the replayed row's stamp is the one written: True" in shown
-    assert "not the new process's run_id: True" in shown
+    shown = list(beyond.aof_claim(QUEUE).lines)
+    deadline = shown[4]
+    assert deadline.startswith("  ZADD {beyond}:active ") and deadline.endswith(" job-1")
+    assert deadline.split()[2].isdigit()
+    assert shown[:4] + shown[5:] == [
+        "the commands the claim left in the append-only file:",
+        "  MULTI",
+        "  ZREM {beyond}:pending job-1",
+        "  HSET {beyond}:job:job-1 state active attempts 1 lease_epoch <this process's run_id>",
+        "  EXEC",
+        "a verb of the module among them: False",
+        "the password anywhere in the file: False",
+        "after a restart, the replayed row's stamp is the one written: True",
+        "and it is not the new process's run_id: True",
+    ]
 
 
 def test_resp_text_is_read_command_by_command_and_anything_else_is_refused():
