@@ -181,7 +181,7 @@ def history_breakdown():
 def versions(client):
     info = client.info("server")
     return {
-        "valkey-server": info["valkey_version"] if "valkey_version" in info else info["redis_version"],
+        "valkey-server": info.get("valkey_version", info.get("redis_version")),
         "the server's allocator": client.info("memory")["mem_allocator"],
         "Python": platform.python_version(),
         "redis-py": redis.__version__,
@@ -195,9 +195,9 @@ def figure(curve, pings, path):
     styles = {"native": (colour("blue"), "o"), "lua": (colour("orange"), "s"),
               "pipelined": (colour("bluish green"), "^")}
     for way, points in curve.items():
-        colour, marker = styles[way]
+        tint, marker = styles[way]
         sizes = sorted(points)
-        left.plot(sizes, [points[n] for n in sizes], color=colour, marker=marker, label=way)
+        left.plot(sizes, [points[n] for n in sizes], color=tint, marker=marker, label=way)
     left.set_xscale("log")
     left.set_xlabel("expired leases swept in one call")
     left.set_ylabel("server µs per member (all counted)")
@@ -321,7 +321,8 @@ def report(machine, goals, curve, claims, pings, history, took, figure_name):
         goal = verdict(p["p99"], 2.0) if lim == 1000 else ""
         lines.append(f"| {lim:,} | {p['call_ms']:.2f} | {p['pings']:,} | {p['p50']:.3f} | {p['p99']:.3f} | "
                      f"{p['max']:.3f} | {p['sweep_s']:.2f} | {goal} |")
-    within = [lim for lim in sorted(pings) if pings[lim]["call_ms"] <= 2.0 and pings[lim]["p99"] <= 2.0]
+    within = [lim for lim in sorted(pings)
+              if pings[lim]["call_ms"] <= 2.0 and pings[lim]["p99"] <= 2.0]
     per_member_us = statistics.median(p["member_us"] for p in pings.values())
     lines += [
         "",

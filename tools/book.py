@@ -204,7 +204,8 @@ def home_launch_paragraph(settings: Publish) -> str:
         "the projector app on Binder. These pages show each notebook as it was stored, with "
         "its outputs; the controls show the values they were saved with, and move only in a "
         f"running notebook. Start with [{notebook_title(first)}]({NOTEBOOKS}/{first.name}), "
-        f"or [open the course on Binder]({settings.notebook_on_binder(f'{NOTEBOOKS}/{first.name}')}) "
+        "or [open the course on Binder]"
+        f"({settings.notebook_on_binder(f'{NOTEBOOKS}/{first.name}')}) "
         f"(JupyterLab at `{first.stem}`), or [the projector app]"
         f"({settings.projector_on_binder()}) (the two widgets, no code). Running a workshop? "
         "See the [instructor guide](docs/instructor-guide.md).")

@@ -1,6 +1,5 @@
 """trafikey lab: the lease epoch of trafikey, as a model, a native Valkey module and a course."""
 
-from trafikey_lab.module.build import module_path
 from trafikey_lab.errors import (
     InsecureServer,
     LabError,
@@ -16,6 +15,7 @@ from trafikey_lab.errors import (
 from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.histories import HISTORIES, Trace, compare, play, verdict_line
 from trafikey_lab.live.server import AttachedServer, LabServer, OwnedServer
+from trafikey_lab.module.build import module_path
 
 __all__ = [
     "HISTORIES",

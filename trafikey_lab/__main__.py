@@ -4,13 +4,13 @@ import argparse
 import ipaddress
 import signal
 import socket
-import urllib.parse
 import sys
+import urllib.parse
 
 from trafikey_lab import doctor
-from trafikey_lab.module.build import module_path
 from trafikey_lab.errors import LabError
 from trafikey_lab.live.server import LabServer, OwnedServer
+from trafikey_lab.module.build import module_path
 
 
 def cmd_module_path(_args) -> int:

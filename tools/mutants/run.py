@@ -56,7 +56,8 @@ def catalogue_problems(root: Path, mutants) -> list[str]:
         count = path.read_text().count(mutant.find)
         if count != 1:
             where = "does not occur" if count == 0 else f"occurs {count} times"
-            problems.append(f"{mutant.name}: its text {where} in {mutant.file}:\n    {mutant.find!r}")
+            problems.append(
+                f"{mutant.name}: its text {where} in {mutant.file}:\n    {mutant.find!r}")
         if mutant.find == mutant.replace:
             problems.append(f"{mutant.name}: its replacement is its own text")
         if not mutant.tests:
@@ -116,7 +117,8 @@ def run_tests(scratch: Path, tests) -> tuple[str, str, float]:
 
 
 def check_imports_the_copy(scratch: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", "import trafikey_lab; print(trafikey_lab.__file__)"],
+    done = subprocess.run([sys.executable, "-c",
+                           "import trafikey_lab; print(trafikey_lab.__file__)"],
                           cwd=scratch, env=environment(), capture_output=True, text=True)
     imported = Path(done.stdout.strip() or "?").resolve()
     if scratch.resolve() not in imported.parents:
@@ -156,12 +158,14 @@ def main(argv=None) -> int:
     began = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix="trafikey-mutants-"))
     try:
-        print(f"make mutants: {len(mutants)} mutants, in a scratch copy of the working tree", flush=True)
+        print(f"make mutants: {len(mutants)} mutants, in a scratch copy of the working tree",
+              flush=True)
         copy_tree(ROOT, scratch)
         problems = catalogue_problems(scratch, mutants)
         if problems:
             raise BrokenRun("the mutant catalogue no longer matches the code; bring these "
-                            "entries along in tools/mutants/catalogue.py:\n  " + "\n  ".join(problems))
+                            "entries along in tools/mutants/catalogue.py:\n  "
+                            + "\n  ".join(problems))
         complaint = build(scratch)
         if complaint:
             raise BrokenRun(f"the unmutated module does not compile:\n{complaint}")

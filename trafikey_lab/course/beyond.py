@@ -158,7 +158,8 @@ def aof_claim(queue: Queue) -> Shown:
     return Shown((
         "the commands the claim left in the append-only file:",
         *(f"  {_command_line(c, run_id)}" for c in commands[claim_at - 1:]),
-        f"a verb of the module among them: {any(c[0].upper().startswith(b'EMQ.') for c in commands)}",
+        "a verb of the module among them: "
+        f"{any(c[0].upper().startswith(b'EMQ.') for c in commands)}",
         f"the password anywhere in the file: {any(secret in word for c in commands for word in c)}",
         f"after a restart, the replayed row's stamp is the one written: {replayed == stamp}",
         f"and it is not the new process's run_id: {replayed != server.run_id.encode()}",
@@ -297,7 +298,9 @@ def dead_text(row: dict) -> str:
 
 
 def _forgiven_text(row: dict) -> str:
-    return str(row["forgiven"]) if row["counts_restarts"] else f"{row['forgiven']}, restarts not counted"
+    if row["counts_restarts"]:
+        return str(row["forgiven"])
+    return f"{row['forgiven']}, restarts not counted"
 
 
 def _marked(row: dict) -> str:
@@ -387,7 +390,8 @@ def restart_costs():
             wide = {"description_width": "initial"}
             number = w.BoundedIntText
             self.controls = {
-                "jobs_in_flight": number(200, 0, 2000, 50, description="jobs in flight", style=wide),
+                "jobs_in_flight": number(200, 0, 2000, 50, description="jobs in flight",
+                                         style=wide),
                 "restarts_per_week": number(2, 0, 20, 1, description="restarts a week", style=wide),
                 "job_minutes": number(30, 1, 240, 1, description="job length (min)", style=wide),
                 "lease_s": number(30, 5, 300, 5, description="lease (s)", style=wide),

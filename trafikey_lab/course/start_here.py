@@ -73,7 +73,8 @@ def check_sweep_prediction(predict, seed: int | None = None) -> Feedback:
     bytes or None when the row has none, run_id the sweeping process's bytes, stalled the row's
     count before the sweep or None when absent) over the boundary cases and fresh random ones.
     Each answer is a pair: the stamp's reading ("exempt" or "counted") and the job's outcome
-    ("recovered": back to pending, or "dead"), compared with the model's sweep. The feedback names the cases
+    ("recovered": back to pending, or "dead"), compared with the model's sweep. The feedback
+    names the cases
     answered wrongly, never the answer they should have had."""
     import secrets
 
@@ -123,7 +124,8 @@ def _wrong_predictions(predict, cases) -> list[str]:
             wrong.append(f"{what}: it answered {answer!r}; answer a pair such as "
                          "(\"exempt\", \"recovered\"): the reading, then the outcome")
         elif answer[0] != reading:
-            wrong.append(f"{what}: this lease is not {answer[0]}: look again at the stamp comparison")
+            wrong.append(f"{what}: this lease is not {answer[0]}: look again at the stamp "
+                         "comparison")
         elif answer[1] != outcome:
             wrong.append(f"{what}: the job does not end {answer[1]}: look again at the count "
                          "and the budget")

@@ -97,7 +97,8 @@ class RunIdRace:
         row = self.live.row(self.queue, JOB)
         stalled = row.get(b"stalled", b"absent").decode()
         recovered, dead = reply
-        verdict = "dead-lettered" if JOB in dead else "recovered" if JOB in recovered else "untouched"
+        verdict = ("dead-lettered" if JOB in dead else "recovered" if JOB in recovered
+                   else "untouched")
         return (f"{who} on {self._name(self.live.run_id)}: {JOB.decode()} {verdict}, "
                 f"state {row[b'state'].decode()}, stalled {stalled} "
                 f"(stamp: {self.stamp()}; {compared})")
@@ -355,7 +356,8 @@ MAX_RESTARTS = 12
 EXERCISE = "a scripted sweep that survives a restart"
 
 
-def check_sweep_survives_restart(sweep, live: LiveExecutor, queue: Queue = EXERCISE_QUEUE) -> Feedback:
+def check_sweep_survives_restart(sweep, live: LiveExecutor,
+                                 queue: Queue = EXERCISE_QUEUE) -> Feedback:
     """Runs `sweep(client, queue)`, meant to sweep the queue with max_stalled 1 as a script, on
     a job whose lease the running process granted and which has run out.
 

@@ -45,10 +45,15 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from trafikey_lab.module.build import module_path
 from trafikey_lab.errors import (
-    InsecureServer, RestartFailed, RestartUnavailable, ServerGone, ServerNotFound, ServerStartError,
+    InsecureServer,
+    RestartFailed,
+    RestartUnavailable,
+    ServerGone,
+    ServerNotFound,
+    ServerStartError,
 )
+from trafikey_lab.module.build import module_path
 
 SERVER_ENV = "TRAFIKEY_VALKEY_SERVER"
 URL_ENV = "TRAFIKEY_VALKEY_URL"
@@ -385,7 +390,8 @@ class OwnedServer(LabServer):
             self.data_dir = None
 
     def restart(self) -> str:
-        """Stops the process keeping its data, starts a new one on the same port; returns its run_id."""
+        """Stops the process keeping its data, starts a new one on the same port; returns its
+        run_id."""
         with interrupts_held("restart"):
             if self.running:
                 # Checked while the old process still holds the data: a restart that cannot

@@ -39,7 +39,8 @@ def png_base64(fig: Figure) -> str:
 def img_html(fig: Figure, png: str | None = None) -> str:
     alt = alt_text(fig)
     if alt is None:
-        raise ValueError("this figure has no alt text: call describe(fig, sentence) where it is drawn")
+        raise ValueError("this figure has no alt text: call describe(fig, sentence) where it is "
+                         "drawn")
     return (f'<img src="data:image/png;base64,{png or png_base64(fig)}" '
             f'alt="{html.escape(alt, quote=True)}" style="max-width: 100%">')
 

@@ -57,7 +57,8 @@ TRANSITIONS = (
                "lease ran out, stamped by the sweeping\nprocess: a stall, counted (stalled + 1)",
                COUNTED, "-", -0.5, (3.5, 1.55)),
     Transition("restart", "active", "pending",
-               "lease ran out with another process's stamp (it crossed a restart) or with no stamp\n"
+               "lease ran out with another process's stamp (it crossed a restart) "
+               "or with no stamp\n"
                "(no native verb ever stamped the row): exempt, back uncounted, stalled untouched",
                UNCOUNTED, "--", -1.0, (3.5, -0.15)),
     Transition("dead", "active", "dead",

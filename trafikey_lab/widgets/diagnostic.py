@@ -52,7 +52,8 @@ class Question:
         self.prompt = prompt
         self.options = tuple(options)
         labels = [f"{LETTERS[i]}. {option.text}" for i, option in enumerate(self.options)]
-        self.heading = widgets.HTML(f"<p><strong>Check yourself.</strong> {html.escape(prompt)}</p>")
+        self.heading = widgets.HTML(
+            f"<p><strong>Check yourself.</strong> {html.escape(prompt)}</p>")
         self.choice = widgets.RadioButtons(
             options=labels, value=None, description="your answer",
             style={"description_width": "initial"}, layout=widgets.Layout(width="auto"),

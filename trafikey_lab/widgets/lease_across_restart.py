@@ -20,12 +20,12 @@ from trafikey_lab.course.across_restart import (
     counterfactual_note,
     play_on_model,
 )
+from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, verdict_line
 from trafikey_lab.plots.alt import bundle
 from trafikey_lab.plots.timeline import draw_timeline
-from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.table import Table
 
 
