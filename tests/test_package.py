@@ -9,7 +9,8 @@ from trafikey_lab import errors
 
 PUBLIC = {
     "AttachedServer", "HISTORIES", "Executor", "InsecureServer", "LabError", "LabServer",
-    "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "Queue", "ReplyError",
+    "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "PortTaken", "Queue",
+    "ReplyError",
     "RestartFailed", "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError",
     "ServerStopped", "Trace", "compare", "module_path", "play", "verdict_line",
 }

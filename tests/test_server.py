@@ -2,13 +2,17 @@
 
 Crashes, AOF replay, replicas, ACL and owners killed with SIGKILL are in tests/reliability."""
 
+import errno
 import os
 import socket
 import time
 
 import pytest
 
-from trafikey_lab import AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable, ServerNotFound, ServerStartError
+from trafikey_lab import (
+    AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable, ServerNotFound,
+    ServerStartError,
+)
 from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.server import free_port
 
@@ -188,3 +192,18 @@ def test_a_call_on_a_stopped_server_says_how_to_start_it():
     server.stop()
     with pytest.raises(ServerStopped, match="start it with server.start"):
         live.claim(Queue(), 1000)
+
+
+def test_a_restart_failure_is_told_apart_by_its_cause_not_by_its_words():
+    """Which fix a failed restart names comes from the kind of problem, so rewording the
+    problem cannot change the advice."""
+    from trafikey_lab.live.server import SaveProblem
+
+    server = OwnedServer()
+    server.run_id = "r"
+    gone = server._restart_failed(SaveProblem("it vanished", folder_gone=True))
+    full = server._restart_failed(SaveProblem("no room", errno=errno.ENOSPC))
+    other = server._restart_failed(SaveProblem("the disk says no space left, in other words"))
+    assert "setup cell again: it starts a new server in a new folder" in gone
+    assert "Free some space on that disk" in full
+    assert "python -m trafikey_lab doctor" in other and "Free some space" not in other

@@ -4,6 +4,7 @@
       ModuleNotBuilt
       ServerNotFound
       ServerStartError
+        PortTaken
       ServerStopped
         ServerGone           (also a redis ConnectionError)
       RestartFailed
@@ -33,6 +34,11 @@ class ServerNotFound(LabError):
 
 class ServerStartError(LabError):
     """A valkey-server was started but did not come up."""
+
+
+class PortTaken(ServerStartError):
+    """The server could not listen on its port: another process holds it. A new server draws
+    another port and tries again; a restart moves unless its port was fixed."""
 
 
 class ServerStopped(LabError):

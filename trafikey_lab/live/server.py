@@ -39,6 +39,7 @@ import time
 import urllib.parse
 import warnings
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
 import redis
@@ -47,6 +48,7 @@ from redis.retry import Retry
 
 from trafikey_lab.errors import (
     InsecureServer,
+    PortTaken,
     RestartFailed,
     RestartUnavailable,
     ServerGone,
@@ -65,6 +67,15 @@ SAVE_PROBE_BYTES = 64 * 1024
 """What a restart checks its folder can take before it stops the server: a learner's dataset."""
 PASSWORD_SHAPE = re.compile(r"[!#-&(-~]+")
 """Printable ASCII but space and quotes, which a config file line would split or unquote."""
+
+
+@dataclass(frozen=True)
+class SaveProblem:
+    """Why a server cannot save into its folder: said in `text`, told apart by its fields."""
+
+    text: str
+    folder_gone: bool = False
+    errno: int | None = None
 
 
 def server_binary() -> Path:
@@ -365,8 +376,8 @@ class OwnedServer(LabServer):
                 try:
                     self._launch()
                     return
-                except ServerStartError as exc:
-                    if "Address already in use" not in str(exc) or attempt == tries - 1:
+                except PortTaken:
+                    if attempt == tries - 1:
                         self._forget_folder()
                         raise
                 except BaseException:
@@ -413,9 +424,7 @@ class OwnedServer(LabServer):
             try:
                 self._launch()
                 return
-            except ServerStartError as exc:
-                if "Address already in use" not in str(exc):
-                    raise
+            except PortTaken as exc:
                 taken = self.port
                 if self._fixed_port is not None:
                     raise ServerStartError(
@@ -591,36 +600,38 @@ class OwnedServer(LabServer):
         return ("Set TMPDIR to a folder you can write to and run the notebook's setup cell "
                 "again.")
 
-    def _save_problem(self) -> str | None:
+    def _save_problem(self) -> "SaveProblem | None":
         """Why the server could not save its data into its folder now, or None if it can:
         checked before a restart stops the process, and to explain a refused SHUTDOWN."""
         folder = self.data_dir
         if folder is None or not folder.is_dir():
-            return (f"its scratch folder {folder} was removed while it ran (by `rm`, or by a "
-                    f"cleaner of old temporary files), so it has nowhere to save its data")
+            return SaveProblem(
+                f"its scratch folder {folder} was removed while it ran (by `rm`, or by a "
+                f"cleaner of old temporary files), so it has nowhere to save its data",
+                folder_gone=True)
         probe = folder / "write-probe"
         try:
             with open(probe, "wb") as out:
                 out.write(bytes(SAVE_PROBE_BYTES))
         except OSError as exc:
             free = shutil.disk_usage(folder).free
-            return (f"its scratch folder {folder} cannot be written: {exc.strerror} "
-                    f"({free} bytes free on that disk)")
+            return SaveProblem(f"its scratch folder {folder} cannot be written: {exc.strerror} "
+                               f"({free} bytes free on that disk)", errno=exc.errno)
         finally:
             probe.unlink(missing_ok=True)
         return None
 
-    def _restart_failed(self, problem: str) -> str:
-        if "was removed" in problem:
+    def _restart_failed(self, problem: "SaveProblem") -> str:
+        if problem.folder_gone:
             fix = ("Run the notebook's setup cell again: it starts a new server in a new folder. "
                    "The rows this server holds are lost, so run the cells after the setup cell "
                    "again too.")
-        elif "No space left" in problem:
+        elif problem.errno == errno.ENOSPC:
             fix = ("Free some space on that disk and restart again; or set TMPDIR to a folder on "
                    "a disk with room and run the notebook's setup cell again.")
         else:
             fix = "Run `python -m trafikey_lab doctor` to check the setup step by step."
-        return (f"the server could not be restarted, because {problem}. It is still running, "
+        return (f"the server could not be restarted, because {problem.text}. It is still running, "
                 f"with its data and its run_id {self.run_id}. {fix}")
 
     def _explain_lost_connection(self, exc: redis.ConnectionError) -> None:
@@ -667,10 +678,14 @@ class OwnedServer(LabServer):
 
     def _fail(self, what: str) -> None:
         self.client.connection_pool.disconnect()
-        raise ServerStartError(
+        logged = self.log_tail()
+        # The server says why it could not bind only in its log: read once, here, and raised
+        # as a type that callers match.
+        kind = PortTaken if "Address already in use" in logged else ServerStartError
+        raise kind(
             f"valkey-server on {_url_host(self.host)}:{self.port} {what}. The last it printed "
             f"or logged:\n"
-            f"{self.log_tail()}\n"
+            f"{logged}\n"
             f"Run `python -m trafikey_lab doctor` to check the setup step by step."
         )
 
@@ -681,7 +696,7 @@ class OwnedServer(LabServer):
             pass
         except redis.ResponseError as exc:
             # It refuses when it cannot save (a full disk, its folder gone) and runs on.
-            problem = self._save_problem() or (
+            problem = self._save_problem() or SaveProblem(
                 f"it refused to shut down ({exc}); its log ends:\n{self.log_tail()}")
             raise RestartFailed(self._restart_failed(problem)) from None
         try:
