@@ -4,7 +4,7 @@ fast suite's hypothesis profile."""
 import pytest
 from hypothesis import settings
 
-from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue
+from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server
 
 # The property tests of the fast suite take no per-example deadline: on a busy two-core machine
 # one example can outlast hypothesis's default 200 ms, and a missed deadline there is a flaky
@@ -15,7 +15,7 @@ settings.load_profile("trafikey-fast")
 
 @pytest.fixture(scope="session")
 def lab():
-    with LabServer() as server:
+    with choose_server() as server:
         yield server
 
 
@@ -47,7 +47,7 @@ def servers():
     made = []
 
     def make(**options):
-        server = LabServer(**options).start()
+        server = choose_server(**options).start()
         made.append(server)
         return server
 

@@ -10,7 +10,7 @@ from trafikey_lab.course import beyond
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.plots import alt
-from trafikey_lab.live.server import LabServer
+from trafikey_lab.live.server import LabServer, choose_server
 
 QUEUE = Queue("{beyond}")
 
@@ -42,7 +42,7 @@ def test_a_failback_changes_the_replication_id_but_never_the_run_id(lab):
 
 
 def test_a_server_the_lab_did_not_start_is_not_given_a_replica():
-    external = LabServer(url="redis://127.0.0.1:1")
+    external = choose_server(url="redis://127.0.0.1:1")
     assert "not run: the lab is using a server it did not start" in lines(
         beyond.replica_copy(external, QUEUE))
     assert "Unset TRAFIKEY_VALKEY_URL" in lines(beyond.failback_fields(external))

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, compare, play  # noqa: E402
+from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, compare, play, choose_server  # noqa: E402
 from trafikey_lab.course import limits  # noqa: E402
 from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
 
@@ -119,7 +119,7 @@ def test_a_stored_stamp_is_only_compared_so_any_other_bytes_are_exempt_and_the_e
 
 
 def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_did_not_run(lab):
-    attached = LabServer(url=lab.connection_url).start()
+    attached = choose_server(url=lab.connection_url).start()
     try:
         for show in (limits.promoted_replica, limits.failback):
             (line,) = show(attached, QUEUE).lines

@@ -22,7 +22,7 @@ import redis
 from learners import ROOT, command_line, listening_sockets
 from trafikey_lab import LabServer, LiveExecutor, Queue, RestartUnavailable, ServerStartError
 from trafikey_lab.errors import InsecureServer, ServerGone
-from trafikey_lab.live.server import mask_url
+from trafikey_lab.live.server import mask_url, choose_server
 
 MINE = Queue("{mine}")
 ROW = "a learner's row"
@@ -93,7 +93,7 @@ reach): tries every socket the server listens on, and reads what a secret could 
 @pytest.fixture(scope="module")
 def learner():
     """A learner's server with one row in it."""
-    with LabServer() as server:
+    with choose_server() as server:
         LiveExecutor(server).add(MINE, "job-1", ROW.encode())
         yield server
 
@@ -184,7 +184,7 @@ def test_debug_and_module_load_are_off_and_only_a_server_that_asks_gets_them(lea
     with pytest.raises(redis.ResponseError, match="MODULE command not allowed"):
         learner.client.execute_command("MODULE", "LOAD", "/nonexistent.so")
     assert b"trafikey" in {m[b"name"] for m in learner.client.module_list()}
-    with LabServer(admin_commands=True) as test_server:
+    with choose_server(admin_commands=True) as test_server:
         assert test_server.client.execute_command("DEBUG", "SLEEP", "0") in (b"OK", "OK", True)
         with pytest.raises(redis.ResponseError, match="DEBUG command not allowed"):
             learner.client.execute_command("DEBUG", "SLEEP", "0")
@@ -205,7 +205,7 @@ def test_a_url_with_credentials_is_used_and_its_password_never_printed(learner):
     url = learner.connection_url
     assert learner.password in url, "the control: connection_url carries the password"
     assert learner.password not in learner.address
-    with LabServer(url=url) as borrowed:
+    with choose_server(url=url) as borrowed:
         assert borrowed.run_id == learner.run_id
         assert borrowed.address == f"redis://:***@127.0.0.1:{learner.port}"
         with pytest.raises(RestartUnavailable) as caught:
@@ -213,14 +213,14 @@ def test_a_url_with_credentials_is_used_and_its_password_never_printed(learner):
         assert learner.password not in str(caught.value)
     wrong = url.replace(learner.password, "not-the-password")
     with pytest.raises(ServerStartError) as caught:
-        LabServer(url=wrong).start()
+        choose_server(url=wrong).start()
     assert "asks for a password" in str(caught.value)
     assert "not-the-password" not in str(caught.value)
 
 
 def test_a_server_gone_from_under_a_url_is_named_without_its_password():
-    server = LabServer().start()
-    borrowed = LabServer(url=server.connection_url).start()
+    server = choose_server().start()
+    borrowed = choose_server(url=server.connection_url).start()
     server.stop()
     with pytest.raises(ServerGone) as caught:
         LiveExecutor(borrowed).claim(MINE, 1000)
@@ -230,7 +230,7 @@ def test_a_server_gone_from_under_a_url_is_named_without_its_password():
 
 def test_a_start_that_fails_on_a_line_holding_the_password_quotes_it_masked(tmp_path):
     """The server quotes a bad config line whole; here the bad line holds the password."""
-    server = LabServer(data_dir=tmp_path, password="line-secret-1",
+    server = choose_server(data_dir=tmp_path, password="line-secret-1",
                        extra_args=("--requirepass", "line-secret-1", "one-word-too-many"))
     with pytest.raises(ServerStartError) as caught:
         server.start()
@@ -287,7 +287,7 @@ def test_the_workshop_server_refuses_to_listen_beyond_loopback_without_a_passwor
     assert "refusing to listen on 0.0.0.0 without a password" in refused.stderr
     assert "drop --no-password" in refused.stderr and refused.stdout == ""
     with pytest.raises(InsecureServer):
-        LabServer(bind="0.0.0.0", password=False)
+        choose_server(bind="0.0.0.0", password=False)
 
 
 def test_the_workshop_server_beyond_loopback_prints_its_password_and_a_url_the_lab_accepts():
@@ -305,7 +305,7 @@ def test_the_workshop_server_beyond_loopback_prints_its_password_and_a_url_the_l
             redis.Redis(port=port).ping()
         # The URL names this machine for the learners; here it is reached on loopback.
         local = re.sub(r"@[^:]+:", "@127.0.0.1:", url)
-        with LabServer(url=local) as borrowed:
+        with choose_server(url=local) as borrowed:
             assert borrowed.client.config_get("bind")["bind"] == "0.0.0.0"
             assert secret not in borrowed.address
     finally:

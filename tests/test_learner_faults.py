@@ -36,7 +36,7 @@ import pytest
 from learners import ROOT, Kernel, lab_processes, listening_sockets, open_descriptors
 from trafikey_lab import LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.errors import RestartFailed
-from trafikey_lab.live.server import LabServer
+from trafikey_lab.live.server import LabServer, choose_server
 
 pytest.importorskip("jupyter_client")
 
@@ -329,7 +329,7 @@ def fill(folder: Path) -> Path:
 def test_a_full_disk_under_the_scratch_folder_fails_the_restart_naming_the_cause(small_disk,
                                                                                 monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(small_disk))
-    server = LabServer().start()
+    server = choose_server().start()
     try:
         live, queue = LiveExecutor(server), Queue()
         live.add(queue, "job-1")

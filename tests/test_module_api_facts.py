@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from trafikey_lab import LabServer, LiveExecutor, Queue
+from trafikey_lab import LabServer, LiveExecutor, Queue, choose_server
 from trafikey_lab.course.beyond import aof_commands
 
 QUEUE = Queue("{facts}")
@@ -235,7 +235,7 @@ def test_a_zadd_that_changes_nothing_sends_no_event_from_the_verb_either(client)
 
 
 def test_the_aof_receives_hset_zadd_zrem_with_the_granting_run_id_in_one_multi_not_the_verb():
-    with LabServer(persistence="aof") as server:
+    with choose_server(persistence="aof") as server:
         client = server.client
         put_row(client, "a")
         client.zadd(QUEUE.pending, {"ghost": 0, "a": 1})
@@ -267,7 +267,7 @@ def test_the_aof_keeps_each_swept_rows_own_count_though_the_module_frees_its_cop
     """The sweep frees each row's new stalled count right after Replicate, so the next row's
     count may reuse its memory: the AOF still holds every row's own value only because
     Replicate keeps a reference of its own until the command is propagated."""
-    with LabServer(persistence="aof") as server:
+    with choose_server(persistence="aof") as server:
         client = server.client
         here = server.run_id
         for job, stalled in (("a", "0"), ("b", "3"), ("c", "7")):

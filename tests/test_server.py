@@ -11,7 +11,7 @@ import pytest
 
 from trafikey_lab import (
     AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable, ServerNotFound,
-    ServerStartError,
+    ServerStartError, choose_server,
 )
 from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.server import free_port
@@ -100,7 +100,7 @@ def test_a_restart_keeps_a_port_it_was_given_and_says_how_to_free_it(servers, mo
 
 
 def test_stop_ends_the_process_and_removes_the_scratch_folder():
-    server = LabServer().start()
+    server = choose_server().start()
     pid, folder = server.pid, server.data_dir
     server.stop()
     assert gone_within(pid, 10)
@@ -108,7 +108,7 @@ def test_stop_ends_the_process_and_removes_the_scratch_folder():
 
 
 def test_a_server_that_cannot_start_quotes_its_log(tmp_path):
-    server = LabServer(extra_args=("--no-such-option", "1"), data_dir=tmp_path)
+    server = choose_server(extra_args=("--no-such-option", "1"), data_dir=tmp_path)
     with pytest.raises(ServerStartError) as caught:
         server.start()
     message = str(caught.value)
@@ -117,7 +117,7 @@ def test_a_server_that_cannot_start_quotes_its_log(tmp_path):
 
 def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeypatch):
     monkeypatch.setenv("TRAFIKEY_VALKEY_SERVER", "/nonexistent/valkey-server")
-    server = LabServer()
+    server = choose_server()
     with pytest.raises(ServerNotFound) as caught:
         server.start()
     assert "unset it" in str(caught.value)
@@ -126,7 +126,7 @@ def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeyp
 
 def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatch):
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", lab.connection_url)
-    with LabServer() as borrowed:
+    with choose_server() as borrowed:
         assert borrowed.external and borrowed.run_id == lab.run_id
         with pytest.raises(RestartUnavailable) as caught:
             borrowed.restart()
@@ -137,17 +137,17 @@ def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatc
 def test_lab_server_attaches_to_a_url_given_or_named_by_the_variable_and_else_owns_one(
         monkeypatch):
     monkeypatch.delenv("TRAFIKEY_VALKEY_URL", raising=False)
-    owned = LabServer(persistence="aof")
+    owned = choose_server(persistence="aof")
     assert type(owned) is OwnedServer and not owned.external and owned.persistence == "aof"
-    given = LabServer(url="redis://:s3cret@127.0.0.1:1")
+    given = choose_server(url="redis://:s3cret@127.0.0.1:1")
     assert type(given) is AttachedServer and given.external
     assert given.connection_url == "redis://:s3cret@127.0.0.1:1"
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://:s3cret@127.0.0.1:2")
-    named = LabServer()
+    named = choose_server()
     assert type(named) is AttachedServer and named.connection_url.endswith(":2")
     # The options of a server the lab would start go unused: the named server is used as it is.
-    assert type(LabServer(persistence="aof", port=1)) is AttachedServer
-    assert type(LabServer(url="")) is OwnedServer, 'url="" is how to ignore the variable'
+    assert type(choose_server(persistence="aof", port=1)) is AttachedServer
+    assert type(choose_server(url="")) is OwnedServer, 'url="" is how to ignore the variable'
     assert all(isinstance(server, LabServer) for server in (owned, given, named))
 
 
@@ -182,12 +182,12 @@ def test_an_existing_server_without_the_module_is_refused(servers, monkeypatch):
     plain = servers(module=False)
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", plain.connection_url)
     with pytest.raises(ServerStartError) as caught:
-        LabServer().start()
+        choose_server().start()
     assert "--loadmodule" in str(caught.value)
 
 
 def test_a_call_on_a_stopped_server_says_how_to_start_it():
-    server = LabServer().start()
+    server = choose_server().start()
     live = LiveExecutor(server)
     server.stop()
     with pytest.raises(ServerStopped, match="start it with server.start"):
@@ -207,3 +207,14 @@ def test_a_restart_failure_is_told_apart_by_its_cause_not_by_its_words():
     assert "setup cell again: it starts a new server in a new folder" in gone
     assert "Free some space on that disk" in full
     assert "python -m trafikey_lab doctor" in other and "Free some space" not in other
+
+
+def test_labserver_is_the_interface_both_kinds_implement_and_choose_server_picks():
+    import inspect
+
+    with pytest.raises(TypeError, match="abstract"):
+        LabServer()
+    for kind in (OwnedServer, AttachedServer):
+        assert not inspect.isabstract(kind), kind
+    assert isinstance(choose_server(url="redis://127.0.0.1:1"), AttachedServer)
+    assert isinstance(choose_server(url=""), OwnedServer)

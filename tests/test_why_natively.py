@@ -3,7 +3,7 @@ exercise, held to a catalogue of wrong sweeps it must reject and right ones it m
 
 import pytest
 
-from trafikey_lab import LiveExecutor, Queue
+from trafikey_lab import LiveExecutor, Queue, choose_server
 from trafikey_lab.scripts import scripted
 from trafikey_lab.course import why_natively
 from trafikey_lab.scripts.scripted import ScriptedPeer
@@ -310,7 +310,7 @@ def test_the_restart_checker_turns_an_attempt_that_raises_or_is_not_a_function_i
 def test_the_restart_checker_does_not_restart_a_server_the_lab_did_not_start():
     from trafikey_lab.live.server import LabServer
 
-    external = LiveExecutor(LabServer(url="redis://127.0.0.1:1"))
+    external = LiveExecutor(choose_server(url="redis://127.0.0.1:1"))
     feedback = check_sweep_survives_restart(reads_info_in_the_script, external, QUEUE)
     assert not feedback.right and "Unset TRAFIKEY_VALKEY_URL" in repr(feedback)
 

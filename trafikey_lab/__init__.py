@@ -15,7 +15,7 @@ from trafikey_lab.errors import (
 )
 from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.histories import HISTORIES, Trace, compare, play, verdict_line
-from trafikey_lab.live.server import AttachedServer, LabServer, OwnedServer
+from trafikey_lab.live.server import AttachedServer, LabServer, OwnedServer, choose_server
 from trafikey_lab.module.build import module_path
 
 __all__ = [
@@ -43,4 +43,5 @@ __all__ = [
     "module_path",
     "play",
     "verdict_line",
+    "choose_server",
 ]

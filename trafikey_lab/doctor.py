@@ -188,7 +188,7 @@ def run() -> list[Check]:
     if not all(c.ok for c in checks):
         return checks + [Check("server starts", False, "not tried",
                                "fix the steps above first")]
-    lab = server.LabServer()
+    lab = server.choose_server()
     try:
         return checks + check_live(lab)
     finally:

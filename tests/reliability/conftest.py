@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from trafikey_lab import LabServer
+from trafikey_lab import LabServer, choose_server
 
 MODULE_ENV = "TRAFIKEY_TEST_MODULE"
 PRELOAD_ENV = "TRAFIKEY_TEST_SERVER_PRELOAD"
@@ -76,7 +76,7 @@ def lab_server(**options) -> LabServer:
     """A LabServer (not started) loading the module under test, with the servers' env."""
     options.setdefault("module", module_under_test())
     env = {**server_env(), **options.pop("env", {})}
-    return LabServer(env=env, **options)
+    return choose_server(env=env, **options)
 
 
 @pytest.fixture(scope="session")

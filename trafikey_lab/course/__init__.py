@@ -11,7 +11,7 @@ import atexit
 from dataclasses import dataclass
 
 from trafikey_lab.executors import LiveExecutor, ModelExecutor, Queue
-from trafikey_lab.live.server import LabServer
+from trafikey_lab.live.server import LabServer, choose_server
 from trafikey_lab.module.build import module_path
 from trafikey_lab.plots import alt
 
@@ -40,7 +40,7 @@ class Course:
 def lab_server() -> LabServer:
     global _server
     if _server is None:
-        _server = LabServer()
+        _server = choose_server()
         atexit.register(_server.stop)
     fault = _server.fault()
     if fault:

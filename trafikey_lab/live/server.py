@@ -2,7 +2,7 @@
 
 OwnedServer is a real valkey-server with the trafikey module, on loopback, that this process
 starts and owns. AttachedServer is a module-loaded server someone else runs, at a URL
-(TRAFIKEY_VALKEY_URL), which the lab uses as it is and cannot restart. LabServer(...) picks.
+(TRAFIKEY_VALKEY_URL), which the lab uses as it is and cannot restart. choose_server(...) picks.
 
 An owned server runs under a small keeper process (`keeper.py`) that kills it when this Python
 process goes away, however it goes away. `restart()` stops the server, keeping its dataset on
@@ -22,6 +22,7 @@ The secret never appears in what the lab prints: `address`, error messages and q
 leave it out; only `connection_url` carries it, for a client that needs to connect.
 """
 
+import abc
 import contextlib
 import errno
 import ipaddress
@@ -224,22 +225,17 @@ def _release(keeper: subprocess.Popen | None) -> None:
     keeper.stdout.close()
 
 
-class _ChoosesItsKind(type):
-    """Makes LabServer(...) choose between the two kinds of server (see LabServer), while
-    OwnedServer(...) and AttachedServer(...) build themselves as any class does."""
-
-    def __call__(cls, *args, **options):
-        if cls is not LabServer:
-            return super().__call__(*args, **options)
-        url = options.pop("url", None)
-        if url is None:
-            url = os.environ.get(URL_ENV)
-        # The options shape a server the lab would start; a server at a URL is used as it is,
-        # so they go unused, and a caller's LabServer(persistence="aof") attaches all the same.
-        return AttachedServer(url) if url else OwnedServer(*args, **options)
+def choose_server(url: str | None = None, **options) -> "LabServer":
+    """The lab's live server of the right kind: an AttachedServer when url= is given or
+    TRAFIKEY_VALKEY_URL is set (url="" ignores the variable), otherwise an OwnedServer built
+    with the keyword options given. A server at a URL is used as it is, so the options go
+    unused there: choose_server(persistence="aof") attaches all the same."""
+    if url is None:
+        url = os.environ.get(URL_ENV)
+    return AttachedServer(url) if url else OwnedServer(**options)
 
 
-class LabServer(metaclass=_ChoosesItsKind):
+class LabServer(abc.ABC):
     """The lab's live server, as the library, the notebooks and the tests use it. Two kinds:
 
     OwnedServer     a module-loaded valkey-server this process starts, restarts and stops:
@@ -247,9 +243,8 @@ class LabServer(metaclass=_ChoosesItsKind):
     AttachedServer  a module-loaded server someone else runs, at a URL: the workshop's shared
                     server that TRAFIKEY_VALKEY_URL names in each learner's notebook.
 
-    LabServer(...) returns an AttachedServer when url= is given or TRAFIKEY_VALKEY_URL is set
-    (url="" ignores the variable), and otherwise an OwnedServer built with the keyword options
-    given (OwnedServer says what each one does).
+    choose_server(...) picks the kind; this class declares what both offer, as Executor does
+    for the model and a live server.
 
     What either kind offers: client (None until started), run_id, pid (None when attached),
     host, port, password, address (for printing: no password), connection_url (with it),
@@ -264,6 +259,52 @@ class LabServer(metaclass=_ChoosesItsKind):
     client: LabClient | None = None
     run_id: str | None = None
     pid: int | None = None
+    host: str
+    port: int | None
+    password: str | None
+
+    @property
+    @abc.abstractmethod
+    def running(self) -> bool:
+        """A server is there to use: started and not stopped."""
+
+    @property
+    @abc.abstractmethod
+    def address(self) -> str:
+        """Where the server listens, for printing: never the password."""
+
+    @property
+    @abc.abstractmethod
+    def connection_url(self) -> str:
+        """A redis:// URL with the password, for a client that must connect."""
+
+    @abc.abstractmethod
+    def _start(self) -> None:
+        """Starts or connects; called by start() when the server is not running."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stops the server (or, when attached, only disconnects)."""
+
+    @abc.abstractmethod
+    def restart(self) -> str:
+        """A new process over the same data; returns its run_id."""
+
+    @abc.abstractmethod
+    def kill(self) -> None:
+        """Kills the process as a crash would, keeping its folder."""
+
+    @abc.abstractmethod
+    def wait(self) -> None:
+        """Waits for the process to end."""
+
+    @abc.abstractmethod
+    def fault(self) -> str | None:
+        """Why the server is no longer usable, or None while it is."""
+
+    @abc.abstractmethod
+    def _explain_lost_connection(self, exc: redis.ConnectionError) -> None:
+        """Raises ServerGone, saying how to recover, when a lost connection is a lost server."""
 
     def __enter__(self) -> "LabServer":
         self.start()
@@ -292,7 +333,7 @@ class LabServer(metaclass=_ChoosesItsKind):
 class OwnedServer(LabServer):
     """One module-loaded valkey-server on 127.0.0.1, started, restarted and stopped by this process.
 
-    LabServer(...) builds one unless url= or TRAFIKEY_VALKEY_URL names a server to attach to.
+    choose_server(...) builds one unless url= or TRAFIKEY_VALKEY_URL names a server to attach to.
     persistence is "rdb" (a snapshot at each restart) or "aof" (append-only file, fsync always).
     module is True for the built module, False for none, or the path of another build of it
     (an AddressSanitizer build, say); env adds variables to the server's environment.
@@ -709,7 +750,7 @@ class OwnedServer(LabServer):
 class AttachedServer(LabServer):
     """A module-loaded server at a URL that something else started and owns, used as it is.
 
-    LabServer(...) builds one when url= is given or TRAFIKEY_VALKEY_URL is set: a workshop's
+    choose_server(...) builds one when url= is given or TRAFIKEY_VALKEY_URL is set: a workshop's
     learners use the shared server that `python -m trafikey_lab server` runs and whose URL it
     prints. The lab holds no process of it, so it cannot restart or kill it (both refuse with
     RestartUnavailable), wait() and fault() have nothing to watch, and stop() only disconnects.
