@@ -78,8 +78,8 @@ MUTANTS = (
     Mutant(
         "CLAIM writes no stamp",
         MODULE,
-        "hset_effect(ctx, claim.row, claim.row_name, hset, 6);",
-        "hset_effect(ctx, claim.row, claim.row_name, hset, 4);",
+        "hset_effect(ctx, claim->row, claim->row_name, hset, 6);",
+        "hset_effect(ctx, claim->row, claim->row_name, hset, 4);",
         (VERBS + "test_claim_stamps_state_attempts_and_epoch_in_the_row",),
     ),
     Mutant(

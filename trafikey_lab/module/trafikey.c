@@ -608,6 +608,31 @@ static enum refusal plan_claim(ValkeyModuleCtx *ctx, const struct key *pending, 
     return why;
 }
 
+/* The model's claim writes: one ZREM for the ghosts and the claimed id, then
+ * the row's one HSET (state, attempts and the stamp), then the lease in
+ * active. With nothing to claim, only the ghosts go. */
+static void claim_writes(ValkeyModuleCtx *ctx, const struct key *keys, struct claim *claim,
+                         long long deadline)
+{
+    if (claim->removal_count > 0) zrem_effect(ctx, &keys[0], claim->removals, claim->removal_count);
+    if (claim->id == NULL) return;
+    ValkeyModuleString *hset[] = {lit.state,       lit.active,
+                                  lit.attempts,    ValkeyModule_CreateStringFromLongLong(ctx, claim->attempts + 1),
+                                  lit.lease_epoch, lit.stamp};
+    hset_effect(ctx, claim->row, claim->row_name, hset, 6);
+    zadd_effect(ctx, &keys[1], deadline, &claim->id, 1);
+}
+
+/* [id, attempts, deadline_ms], or nil when nothing was claimed. */
+static int reply_claim(ValkeyModuleCtx *ctx, const struct claim *claim, long long deadline)
+{
+    if (claim->id == NULL) return ValkeyModule_ReplyWithNull(ctx);
+    ValkeyModule_ReplyWithArray(ctx, 3);
+    ValkeyModule_ReplyWithString(ctx, claim->id);
+    ValkeyModule_ReplyWithLongLong(ctx, claim->attempts + 1);
+    return ValkeyModule_ReplyWithLongLong(ctx, deadline);
+}
+
 /* EMQ.CLAIM <pending> <active> <prefix> <lease_ms>
  *
  * Claims the head of pending (lowest score, then lowest id bytewise) and
@@ -641,20 +666,9 @@ static int claim_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int ar
     caller_release(&caller);
     if (why != REFUSE_NONE) return reply_refusal(ctx, why);
 
-    /* Write pass: one ZREM for the ghosts and the claimed id, then the row's
-     * one HSET (state, attempts and the stamp), then the lease in active. */
-    if (claim.removal_count > 0) zrem_effect(ctx, &keys[0], claim.removals, claim.removal_count);
-    if (claim.id == NULL) return ValkeyModule_ReplyWithNull(ctx);
-    ValkeyModuleString *hset[] = {lit.state,       lit.active,
-                                  lit.attempts,    ValkeyModule_CreateStringFromLongLong(ctx, claim.attempts + 1),
-                                  lit.lease_epoch, lit.stamp};
-    hset_effect(ctx, claim.row, claim.row_name, hset, 6);
-    zadd_effect(ctx, &keys[1], deadline, &claim.id, 1);
-
-    ValkeyModule_ReplyWithArray(ctx, 3);
-    ValkeyModule_ReplyWithString(ctx, claim.id);
-    ValkeyModule_ReplyWithLongLong(ctx, claim.attempts + 1);
-    return ValkeyModule_ReplyWithLongLong(ctx, deadline);
+    /* Write pass. */
+    claim_writes(ctx, keys, &claim, deadline);
+    return reply_claim(ctx, &claim, deadline);
 }
 
 /* The liveness test of EXTEND and EXTENDS on a row already known to be a
@@ -753,6 +767,36 @@ static enum refusal plan_extends(ValkeyModuleCtx *ctx, const struct key *active,
     return REFUSE_NONE;
 }
 
+/* The model's extends writes: one ZADD of every live lease, all with one
+ * deadline, then each live row's stamp, in argument order. */
+static void extends_writes(ValkeyModuleCtx *ctx, const struct key *active, long long deadline,
+                           ValkeyModuleString **triples, const struct extension *ext, size_t count)
+{
+    ValkeyModuleString **ids = ValkeyModule_PoolAlloc(ctx, count * sizeof *ids);
+    size_t id_count = 0;
+
+    for (size_t i = 0; i < count; i++) {
+        if (ext[i].live) ids[id_count++] = triples[3 * i];
+    }
+    if (id_count > 0) zadd_effect(ctx, active, deadline, ids, id_count);
+    for (size_t i = 0; i < count; i++) {
+        if (!ext[i].live) continue;
+        ValkeyModuleString *hset[] = {lit.lease_epoch, lit.stamp};
+        hset_effect(ctx, ext[i].row, triples[3 * i + 1], hset, 2);
+    }
+}
+
+/* The ids extended, in argument order. */
+static int reply_extends(ValkeyModuleCtx *ctx, ValkeyModuleString **triples, const struct extension *ext,
+                         size_t count, long live_count)
+{
+    ValkeyModule_ReplyWithArray(ctx, live_count);
+    for (size_t i = 0; i < count; i++) {
+        if (ext[i].live) ValkeyModule_ReplyWithString(ctx, triples[3 * i]);
+    }
+    return VKM_OK;
+}
+
 /* EMQ.EXTENDS <active> <lease_ms> <id> <row> <attempt> [<id> <row> <attempt> ...]
  *
  * EMQ.EXTEND for many leases in one call: every triple is tested in the read
@@ -794,24 +838,9 @@ static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
     caller_release(&caller);
     if (why != REFUSE_NONE) return reply_refusal(ctx, why);
 
-    /* Write pass: one ZADD of every live lease, then each row's stamp. */
-    ValkeyModuleString **ids = ValkeyModule_PoolAlloc(ctx, count * sizeof *ids);
-    size_t id_count = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (ext[i].live) ids[id_count++] = triples[3 * i];
-    }
-    if (id_count > 0) zadd_effect(ctx, &active, deadline, ids, id_count);
-    for (size_t i = 0; i < count; i++) {
-        if (!ext[i].live) continue;
-        ValkeyModuleString *hset[] = {lit.lease_epoch, lit.stamp};
-        hset_effect(ctx, ext[i].row, triples[3 * i + 1], hset, 2);
-    }
-
-    ValkeyModule_ReplyWithArray(ctx, live_count);
-    for (size_t i = 0; i < count; i++) {
-        if (ext[i].live) ValkeyModule_ReplyWithString(ctx, triples[3 * i]);
-    }
-    return VKM_OK;
+    /* Write pass. */
+    extends_writes(ctx, &active, deadline, triples, ext, count);
+    return reply_extends(ctx, triples, ext, count, live_count);
 }
 
 /* One expired member of active, as the sweep's read pass decided it. */
