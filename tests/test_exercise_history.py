@@ -157,7 +157,7 @@ def test_no_message_about_the_steps_hints_at_the_prediction(steps, message):
     assert not ANSWER_WORDS.search(texts(feedback)), texts(feedback)
 
 
-def test_a_wrong_history_with_a_right_looking_verdict_is_still_refused():
+def test_a_wrong_history_with_a_right_looking_reading_is_still_refused():
     # Scripts only, no restart: exempt and recovered as the fifth is, for another reason.
     feedback = predicted(*RIGHT_PREDICTION).check(("add", "scripted_claim", "scripted_extend",
                                                     "expire", "sweep"))
@@ -167,11 +167,11 @@ def test_a_wrong_history_with_a_right_looking_verdict_is_still_refused():
 # -- the prediction: recorded first, fixed once played -----------------------------------------
 
 WRONG_PREDICTIONS = {
-    "nothing yet": ((None, None, None), ["stamp is None", "verdict is None", "outcome is None"]),
+    "nothing yet": ((None, None, None), ["stamp is None", "reading is None", "outcome is None"]),
     "a process by number": ((1, "exempt", "recovered"), ["stamp is 1"]),
-    "a verdict that is not one": (("process 1", "exempted", "recovered"),
-                                  ["verdict is 'exempted'"]),
-    "a boolean for the verdict": (("process 1", True, "recovered"), ["verdict is True"]),
+    "a reading that is not one": (("process 1", "exempted", "recovered"),
+                                  ["reading is 'exempted'"]),
+    "a boolean for the reading": (("process 1", True, "recovered"), ["reading is True"]),
     "the outcome as the reply": (("process 1", "exempt", "[[b'job-1'], []]"),
                                  ["outcome is \"[[b'job-1'], []]\""]),
     "a run_id for the stamp": (("3f2c…0812", "exempt", "recovered"), ["stamp is '3f2c…0812'"]),
@@ -210,7 +210,7 @@ def test_nothing_is_played_before_a_prediction_is_recorded():
     (("process 1", "counted", "dead"), ['exempt, not "counted"', 'recovered, not "dead"']),
     (("process 1", "exempt", "dead"), ['recovered, not "dead"']),
     (("no process", "exempt", "recovered"), ['the stamp names process 1, not "no process"']),
-], ids=["all three", "verdict and outcome", "outcome", "stamp"])
+], ids=["all three", "reading and outcome", "outcome", "stamp"])
 def test_a_wrong_prediction_is_wrong_on_exactly_the_parts_that_are_wrong(prediction, wrong):
     feedback = predicted(*prediction).check(FIFTH)
     assert kinds(feedback) == [WRONG] and len(feedback.traces) == 1
@@ -236,7 +236,7 @@ def test_a_prediction_changed_after_the_play_is_refused_and_the_first_one_holds(
     assert not exercise.check(FIFTH).right
     changed = exercise.predict(*RIGHT_PREDICTION)
     assert kinds(changed) == [WRONG] and "refused" in texts(changed)
-    assert "the stamp names process 2, the verdict is counted, the job is dead" in texts(changed)
+    assert "the stamp names process 2, the reading is counted, the job is dead" in texts(changed)
     again = exercise.check(FIFTH)
     assert not again.right
     assert "the prediction changed after the result" in texts(again)

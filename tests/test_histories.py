@@ -3,7 +3,7 @@ on the model and on the module."""
 
 import pytest
 
-from trafikey_lab import HISTORIES, ModelExecutor, compare, play, verdict_line
+from trafikey_lab import HISTORIES, ModelExecutor, compare, play, reading_line
 from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.histories import JOB, OUTCOME, History, agreement
 from trafikey_lab.text import short
@@ -52,7 +52,7 @@ def test_history_stamp_names_the_process_whose_native_verb_last_stamped_the_row(
 def test_model_histories_use_the_dive_run_ids():
     trace = play("restarted", 1, ModelExecutor())
     assert trace.run_ids == (NOW.decode(), ZERO.decode())
-    assert verdict_line(trace) == "sweep: run_id 0000…0000 · lease_epoch 3f2c…0812 → exempt = true"
+    assert reading_line(trace) == "sweep: run_id 0000…0000 · lease_epoch 3f2c…0812 → exempt = true"
 
 
 def test_a_model_history_takes_no_wall_time_and_a_live_one_waits_out_the_lease(live):

@@ -12,7 +12,7 @@ PUBLIC = {
     "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "PortTaken", "Queue",
     "ReplyError",
     "RestartFailed", "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError",
-    "ServerStopped", "Trace", "choose_server", "compare", "module_path", "play", "verdict_line",
+    "ServerStopped", "Trace", "choose_server", "compare", "module_path", "play", "reading_line",
 }
 
 

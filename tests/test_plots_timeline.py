@@ -85,7 +85,7 @@ def test_the_lease_runs_from_its_grant_to_the_deadline_at_the_expire_step():
 @pytest.mark.parametrize("history", sorted(HISTORIES))
 def test_the_sweep_marker_names_the_verdict_and_outcome_with_shape_and_colour(history):
     trace, d = drawn(history)
-    assert d["sweep_label"].get_text() == f"sweep: {trace.verdict} → {trace.outcome}"
+    assert d["sweep_label"].get_text() == f"sweep: {trace.reading} → {trace.outcome}"
     assert list(d["sweep"].get_xdata()) == [len(trace.steps) - 1]
     expected = ("D", "bluish green") if trace.exempt else ("s", "vermillion")
     assert (d["sweep"].get_marker(), to_hex(d["sweep"].get_color())) == (
@@ -119,7 +119,7 @@ def test_the_figure_carries_alt_text_built_from_the_trace_it_draws(history):
     assert text == alt_text(trace)
     assert text.startswith(f'Timeline of one lease, "{trace.history.title}", max_stalled 2, '
                            "played on the model.")
-    assert text.endswith(f": {trace.verdict}, so the job is {trace.outcome}.")
+    assert text.endswith(f": {trace.reading}, so the job is {trace.outcome}.")
     data, _ = bundle(d["figure"])
     assert data["text/plain"] == text and 'alt="Timeline of one lease' in data["text/html"]
 

@@ -11,7 +11,7 @@ import threading  # noqa: E402
 import ipywidgets as widgets  # noqa: E402
 import pytest  # noqa: E402
 
-from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, verdict_line  # noqa: E402
+from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, reading_line  # noqa: E402
 from trafikey_lab.histories import JOB
 from trafikey_lab.text import short  # noqa: E402
 from trafikey_lab.course.across_restart import AGREE, DIFFER, MAX_STALLED, QUEUE  # noqa: E402
@@ -28,11 +28,11 @@ def widget():
 
 @pytest.mark.parametrize("max_stalled", MAX_STALLED)
 @pytest.mark.parametrize("history", sorted(HISTORIES))
-def test_each_choice_shows_the_models_verdict_line_writes_and_why(widget, history, max_stalled):
+def test_each_choice_shows_the_models_reading_line_writes_and_why(widget, history, max_stalled):
     widget.history.value = history
     widget.max_stalled.value = max_stalled
     expected = play(history, max_stalled, ModelExecutor(), QUEUE)
-    assert verdict_line(expected) in widget.verdict.value
+    assert reading_line(expected) in widget.reading.value
     assert "the writes the verdict implies" in widget.writes.value
     assert "the sweep wrote" not in widget.writes.value
     assert widget.trace.outcome == expected.outcome
@@ -51,7 +51,7 @@ def test_each_choice_shows_the_models_verdict_line_writes_and_why(widget, histor
 def test_the_figure_is_redrawn_for_the_chosen_history(widget, history):
     widget.history.value = history
     widget.max_stalled.value = 3
-    assert widget.drawn["sweep_label"].get_text().startswith(f"sweep: {widget.trace.verdict}")
+    assert widget.drawn["sweep_label"].get_text().startswith(f"sweep: {widget.trace.reading}")
     assert "max_stalled 3" in widget.drawn["ax"].get_title()
 
 
@@ -150,8 +150,8 @@ def test_run_live_plays_the_history_on_the_server_and_agrees_with_the_model(
     assert widget.status.value.endswith(
         "reading and outcome included, model and live agree at every step")
     stalled = "(none)" if history == "restarted" else "1"
-    assert f"→ exempt = {str(history == 'restarted').lower()}, {outcome}; the verdict is read " \
-        f"by the lab from the row and the run_id, while the reply and stalled {stalled} are " \
+    assert f"→ exempt = {str(history == 'restarted').lower()}, {outcome}; the reading is the " \
+        f"lab's, from the row and the run_id, while the reply and stalled {stalled} are " \
         "the server's; " in widget.status.value
     assert widget.comparison.value.count(AGREE) == len(widget.trace.steps) + 1, \
         "one row per step, then the reading and outcome"

@@ -14,7 +14,7 @@ from trafikey_lab.errors import (
     ServerStopped,
 )
 from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
-from trafikey_lab.histories import HISTORIES, Trace, compare, play, verdict_line
+from trafikey_lab.histories import HISTORIES, Trace, compare, play, reading_line
 from trafikey_lab.live.server import AttachedServer, LabServer, OwnedServer, choose_server
 from trafikey_lab.module.build import module_path
 
@@ -42,6 +42,6 @@ __all__ = [
     "compare",
     "module_path",
     "play",
-    "verdict_line",
+    "reading_line",
     "choose_server",
 ]

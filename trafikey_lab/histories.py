@@ -2,10 +2,10 @@
 
 Every history ends in the same sweep; what differs is which process stamped the lease and
 which process sweeps it. `play` runs the steps, records each call's reply and the row after
-it, and reads the last sweep's verdict: it applies the sweep's rule to the stamp the row held
+it, and reads the last sweep's stamp: it applies the sweep's rule to the stamp the row held
 before that sweep and to the run_id of the process that ran it. That reading is the lab's; the
 module reports only its reply (and leaves the row's stalled). A history may hold more than one
-lease (a sweep, then another claim): the trace's stamp and verdict are those of the last one.
+lease (a sweep, then another claim): the trace's stamp and reading are those of the last one.
 """
 
 from dataclasses import dataclass
@@ -90,7 +90,8 @@ class Trace:
     """recovered or dead, from the sweep's reply."""
 
     @property
-    def verdict(self) -> str:
+    def reading(self) -> str:
+        """How the sweep reads the stamp: exempt or counted (sweep.py names the words)."""
         return "exempt" if self.exempt else "counted"
 
     @property
@@ -109,7 +110,7 @@ class Trace:
         return "a process outside the history"
 
 
-def verdict_line(trace: Trace) -> str:
+def reading_line(trace: Trace) -> str:
     """The sweep's reading in the dive's form, as the lab applies the rule to the trace."""
     return (
         f"sweep: run_id {short(trace.sweep_run_id)} · lease_epoch {short(trace.lease_epoch)}"
@@ -225,8 +226,8 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
             if x != y
         ]
         rows.append((a[0], not differences, "; ".join(differences)))
-    same = (left.verdict, left.outcome) == (right.verdict, right.outcome)
-    detail = f"{left.verdict}/{left.outcome} vs {right.verdict}/{right.outcome}"
+    same = (left.reading, left.outcome) == (right.reading, right.outcome)
+    detail = f"{left.reading}/{left.outcome} vs {right.reading}/{right.outcome}"
     rows.append((OUTCOME, same, "" if same else detail))
     return rows
 

@@ -228,7 +228,7 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
     distinct."""
     if verdict.kind == "ghost":
         return [(b"ZREM", active, member)]
-    if verdict.kind in ("exempt", "recovered"):
+    if verdict.kind in sweep.RECOVERING:
         fields = (b"state", b"pending")
         if verdict.stalled is not None:
             fields += (b"stalled", b"%d" % verdict.stalled)
@@ -243,7 +243,7 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
 def reply_sweep(plan: list[SweptMember]) -> list[list[bytes]]:
     """[recovered_ids, dead_ids], each in sweep order; exempt ids are recovered."""
     return [
-        [m.id for m in plan if m.verdict.kind in ("exempt", "recovered")],
+        [m.id for m in plan if m.verdict.kind in sweep.RECOVERING],
         [m.id for m in plan if m.verdict.kind == "dead"],
     ]
 

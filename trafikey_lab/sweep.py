@@ -1,5 +1,18 @@
 """The sweep's decision for one expired member of active, as a step machine.
 
+Three words, one for each thing, in the C, the model, the scripted peer, the widgets and the
+notebooks alike:
+
+    reading   how the sweep reads a lease's stamp: exempt (missing, or not byte for byte the
+              sweeping process's run_id) or counted. epoch.exempt gives it; a Trace's
+              `reading` is it.
+    verdict   what the decision gives one member: ghost, lane, exempt, recovered or dead, or a
+              refusal (wrongtype, not_integer). A counted lease's verdict is recovered or dead
+              (COUNTING); VERDICT_* in trafikey.c, Verdict.kind here.
+    outcome   what becomes of the job: recovered (back to pending, the first list of the
+              reply: the exempt and the counted below the budget, RECOVERING) or dead (the
+              second list). A ghost is dropped and a lane row left where it is: no outcome.
+
 `decide_member` is pure: given what it has been shown of the member's row so far, it either
 names the next read it needs or gives the verdict. It asks lazily, one field at a time, and
 stops as soon as a verdict is possible: a ghost's verdict asks for one read (the type), a lane
@@ -43,6 +56,13 @@ class Seen:
     group: bytes | None | _NotRead = NOT_READ
     epoch: bytes | None | _NotRead = NOT_READ
     stalled: bytes | None | _NotRead = NOT_READ
+
+
+COUNTING = ("recovered", "dead")
+"""The verdicts of a counted lease: stalled + 1 is written either way."""
+
+RECOVERING = ("exempt", "recovered")
+"""The verdicts whose job goes back to pending: the first list of the sweep's reply."""
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ def counterfactual_note(trace: Trace) -> str:
 
 
 def outcome_table(max_stalled_values=(1, 2)) -> Table:
-    """Every history x max_stalled on the model: what the sweep saw, its verdict, the outcome,
+    """Every history x max_stalled on the model: what the sweep saw, its reading, the outcome,
     and the outcome without the epoch."""
     rows = []
     for key, history in HISTORIES.items():
@@ -87,9 +87,9 @@ def outcome_table(max_stalled_values=(1, 2)) -> Table:
             trace, _ = play_on_model(key, max_stalled)
             rows.append((
                 history.title, str(max_stalled), short(trace.lease_epoch),
-                short(trace.sweep_run_id), trace.verdict, trace.outcome, without_epoch(trace),
+                short(trace.sweep_run_id), trace.reading, trace.outcome, without_epoch(trace),
             ))
-    return Table(("history", "max_stalled", "lease_epoch", "run_id at the sweep", "verdict",
+    return Table(("history", "max_stalled", "lease_epoch", "run_id at the sweep", "reading",
                   "outcome", "without the epoch (counterfactual)"), tuple(rows))
 
 
@@ -105,13 +105,13 @@ def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, st
     the outcome. The mark is AGREE or DIFFER with what differs; run_ids are compared by which
     process of the history they belong to (`compare`)."""
     rows = []
-    verdicts = compare(model_trace, live_trace)
-    for (action, agree, detail), m, live in zip(verdicts, model_trace.steps, live_trace.steps):
+    compared = compare(model_trace, live_trace)
+    for (action, agree, detail), m, live in zip(compared, model_trace.steps, live_trace.steps):
         rows.append((action, step_summary(m), step_summary(live),
                      AGREE if agree else f"{DIFFER}: {detail}"))
-    action, agree, detail = verdicts[-1]
-    rows.append((action, f"read as {model_trace.verdict} → {model_trace.outcome}",
-                 f"read as {live_trace.verdict} → {live_trace.outcome}",
+    action, agree, detail = compared[-1]
+    rows.append((action, f"read as {model_trace.reading} → {model_trace.outcome}",
+                 f"read as {live_trace.reading} → {live_trace.outcome}",
                  AGREE if agree else f"{DIFFER}: {detail}"))
     return rows
 
@@ -133,7 +133,7 @@ def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 
         stalled = live_trace.steps[-1].row.get(b"stalled")
         stalled_text = "(none)" if stalled is None else stalled.decode(errors="replace")
         yield (f"{key:10} live: {live_trace.outcome:9} stalled {stalled_text:6} "
-               f"read as {live_trace.verdict:7} · {len(live_trace.run_ids)} process(es) · "
+               f"read as {live_trace.reading:7} · {len(live_trace.run_ids)} process(es) · "
                f"{agreement(compare(model_trace, live_trace))}")
 
 
@@ -187,8 +187,8 @@ def question() -> Question:
             Option(
                 "The job stays in active: exempt means its lease has not run out yet.",
                 misconception="exempt means not expired",
-                why="The sweep reads only leases whose deadline has passed. Exempt is its "
-                    "verdict on such an expired lease when the stamp is not its own process's: "
+                why="The sweep reads only leases whose deadline has passed. Exempt is how it "
+                    "reads such an expired lease when the stamp is not its own process's: "
                     "the job leaves active for pending.",
             ),
             Option(
@@ -212,7 +212,7 @@ ACTIONS = ("add", "claim", "scripted_claim", "extend", "scripted_extend", "resta
 FIFTH_TITLE = "extended by a script after the restart"
 FIFTH_MAX_STALLED = 1
 STAMPS = ("process 1", "process 2", "no process")
-VERDICTS = ("counted", "exempt")
+READINGS = ("counted", "exempt")
 OUTCOMES = ("recovered", "dead")
 _GRANTS = ("claim", "scripted_claim")
 _EXTENSIONS = ("extend", "scripted_extend")
@@ -222,11 +222,11 @@ _NATIVE = {"claim": "EMQ.CLAIM", "extend": "EMQ.EXTEND"}
 @dataclass(frozen=True)
 class FifthPrediction:
     stamp: str
-    verdict: str
+    reading: str
     outcome: str
 
     def __str__(self) -> str:
-        return (f"the stamp names {self.stamp}, the verdict is {self.verdict}, the job is "
+        return (f"the stamp names {self.stamp}, the reading is {self.reading}, the job is "
                 f"{self.outcome}")
 
 
@@ -235,12 +235,12 @@ def _word(value) -> str | None:
     return " ".join(value.lower().split()) if isinstance(value, str) else None
 
 
-def _prediction_problems(stamp, verdict, outcome) -> list[str]:
+def _prediction_problems(stamp, reading, outcome) -> list[str]:
     asked = (
         ("stamp", stamp, STAMPS, "which process the row's stamp names when the sweep reads it: "
                                  "\"process 1\" (the server before the restart), \"process 2\" "
                                  "(the one after it) or \"no process\" (no stamp)"),
-        ("verdict", verdict, VERDICTS, "the sweep's verdict: \"counted\" or \"exempt\""),
+        ("reading", reading, READINGS, "the sweep's reading: \"counted\" or \"exempt\""),
         ("outcome", outcome, OUTCOMES, f"the job's outcome at max_stalled {FIFTH_MAX_STALLED}: "
                                        "\"recovered\" or \"dead\""),
     )
@@ -323,17 +323,17 @@ def _why_stamp(trace: Trace) -> str:
 def _history_finding(trace: Trace, prediction: FifthPrediction) -> Finding:
     stamp = trace.process_name(trace.lease_epoch)
     sweeper = trace.process_name(trace.sweep_run_id)
-    seen = FifthPrediction(stamp, trace.verdict, trace.outcome)
+    seen = FifthPrediction(stamp, trace.reading, trace.outcome)
     result = (f"{on(trace.executor)}: the stamp names {stamp}, the sweep runs in {sweeper}: "
-              f"{trace.verdict}, so {trace.outcome}")
+              f"{trace.reading}, so {trace.outcome}")
     if seen == prediction:
         return Finding(RIGHT, f"{result}, as you predicted")
     wrong = []
     if prediction.stamp != seen.stamp:
         wrong.append(f'the stamp names {stamp}, not "{prediction.stamp}": {_why_stamp(trace)}')
-    if prediction.verdict != seen.verdict:
+    if prediction.reading != seen.reading:
         own = "is not" if trace.exempt else "is"
-        wrong.append(f'{trace.verdict}, not "{prediction.verdict}": the sweep in {sweeper} '
+        wrong.append(f'{trace.reading}, not "{prediction.reading}": the sweep in {sweeper} '
                      f"compares the stamp with its own run_id, and {stamp}'s {own} its own")
     if prediction.outcome != seen.outcome:
         wrong.append(f'{trace.outcome}, not "{prediction.outcome}": ' + (
@@ -354,15 +354,15 @@ class FifthHistory:
         self.played = False
         self.refused: FifthPrediction | None = None
 
-    def predict(self, stamp=None, verdict=None, outcome=None) -> Feedback:
+    def predict(self, stamp=None, reading=None, outcome=None) -> Feedback:
         exercise = "a fifth history: your prediction"
-        findings = [Finding(WRONG, p) for p in _prediction_problems(stamp, verdict, outcome)]
+        findings = [Finding(WRONG, p) for p in _prediction_problems(stamp, reading, outcome)]
         if findings:
             if self.played:
                 findings.append(Finding(NOTE, f"the prediction recorded before the play still "
                                               f"holds: {self.prediction}"))
             return feedback(exercise, findings)
-        new = FifthPrediction(_word(stamp), _word(verdict), _word(outcome))
+        new = FifthPrediction(_word(stamp), _word(reading), _word(outcome))
         if self.played and new != self.prediction:
             self.refused, first = new, self.prediction
             return feedback(exercise, [Finding(WRONG, (
@@ -412,9 +412,10 @@ FIFTH = FifthHistory()
 """Notebook 04's exercise, for the kernel's whole session."""
 
 
-def predict_fifth(stamp=None, verdict=None, outcome=None) -> Feedback:
-    """Records the prediction for the fifth history: the stamp's process, verdict, outcome."""
-    return FIFTH.predict(stamp, verdict, outcome)
+def predict_fifth(stamp=None, reading=None, outcome=None) -> Feedback:
+    """Records the prediction for the fifth history: the stamp's process, the reading and the
+    outcome."""
+    return FIFTH.predict(stamp, reading, outcome)
 
 
 def check_history(steps, *, executors: tuple[Executor, ...] | None = None,

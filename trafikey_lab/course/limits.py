@@ -202,7 +202,7 @@ def describe(trace: Trace) -> str:
     stamp = ("no stamp" if trace.lease_epoch is None
              else f"a stamp of {trace.process_name(trace.lease_epoch)}")
     return (f"{trace.history.title} ({trace.executor}): {stamp}, swept by "
-            f"{trace.process_name(trace.sweep_run_id)} → {trace.verdict}, {trace.outcome}, "
+            f"{trace.process_name(trace.sweep_run_id)} → {trace.reading}, {trace.outcome}, "
             f"stalled {_field(trace.steps[-1].row, b'stalled')}")
 
 

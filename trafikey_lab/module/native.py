@@ -10,7 +10,7 @@ import ctypes
 import functools
 
 from trafikey_lab.module import build
-from trafikey_lab.sweep import NOT_READ, Need, Seen, Verdict
+from trafikey_lab.sweep import COUNTING, NOT_READ, Need, Seen, Verdict
 
 # The key type numbers of the C side (the module API's KeyType numbering); TYPE names any
 # other type, such as a stream, "other".
@@ -27,7 +27,6 @@ VERDICTS = {
     6: "wrongtype",
     7: "not_integer",
 }
-COUNTED = ("recovered", "dead")
 
 
 class _Seen(ctypes.Structure):
@@ -119,4 +118,4 @@ def decide_member(run_id: bytes, max_stalled: int, seen: Seen) -> Need | Verdict
     if step.need:
         return NEEDS[step.need]
     kind = VERDICTS[step.verdict]
-    return Verdict(kind, step.stalled if kind in COUNTED else None)
+    return Verdict(kind, step.stalled if kind in COUNTING else None)

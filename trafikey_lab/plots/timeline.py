@@ -96,8 +96,8 @@ def draw_timeline(trace: Trace, ax=None) -> dict:
     marker = "D" if trace.exempt else "s"
     (sweep_marker,) = ax.plot([sweep], [LEASE_Y], marker=marker, markersize=10, color=colour,
                               markeredgecolor="black", linestyle="none",
-                              label=f"sweep: {trace.verdict}")
-    sweep_label = ax.annotate(f"sweep: {trace.verdict} → {trace.outcome}",
+                              label=f"sweep: {trace.reading}")
+    sweep_label = ax.annotate(f"sweep: {trace.reading} → {trace.outcome}",
                               (sweep, LEASE_Y + 0.3), ha="right", fontsize=8)
 
     ax.set_xlim(-0.5, n - 0.5)
@@ -155,4 +155,4 @@ def alt_text(trace: Trace) -> str:
     return (f"Timeline of one lease, \"{trace.history.title}\", max_stalled {trace.max_stalled}, "
             f"played on {where}. Steps in order: {'; '.join(steps)}. The sweep "
             f"finds {found} and runs in {trace.process_name(trace.sweep_run_id)}: "
-            f"{trace.verdict}, so the job is {trace.outcome}.")
+            f"{trace.reading}, so the job is {trace.outcome}.")

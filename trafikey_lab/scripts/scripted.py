@@ -173,7 +173,7 @@ def pipelined_sweep(client: redis.Redis, queue: Queue, run_id: bytes, max_stalle
                                       queue.row(job), now):
                 pipe.execute_command(*write)
         pipe.execute()
-    return [[job for job, v in plan if v.kind in ("exempt", "recovered")],
+    return [[job for job, v in plan if v.kind in sweep.RECOVERING],
             [job for job, v in plan if v.kind == "dead"]]
 
 

@@ -23,7 +23,7 @@ from trafikey_lab.course.across_restart import (
 from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
-from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, verdict_line
+from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, reading_line
 from trafikey_lab.plots.alt import bundle
 from trafikey_lab.plots.timeline import draw_timeline
 from trafikey_lab.table import Table
@@ -63,7 +63,7 @@ class LeaseAcrossRestart:
     live is the executor the button plays on (course.live in the notebooks); None shows why
     nothing can run live. Controls: history, max_stalled (both drop-downs: an ipywidgets
     slider gives its handle no accessible name), run_live; outputs: figure (an Output),
-    verdict, writes, why, counterfactual, progress (steps done of steps, drawn as a native
+    reading, writes, why, counterfactual, progress (steps done of steps, drawn as a native
     progress bar), status, comparison.
     """
 
@@ -77,7 +77,7 @@ class LeaseAcrossRestart:
             options=[(str(n), n) for n in MAX_STALLED], value=1, description="max_stalled",
             style=LABELS)
         self.figure = widgets.Output(layout=widgets.Layout(min_height="290px"))
-        self.verdict = widgets.HTML()
+        self.reading = widgets.HTML()
         self.writes = widgets.HTML()
         self.why = widgets.HTML()
         self.counterfactual = widgets.HTML()
@@ -99,7 +99,7 @@ class LeaseAcrossRestart:
         self.run_live.on_click(self._run_live)
         self.box = widgets.VBox([
             widgets.HBox([self.history, self.max_stalled]),
-            self.figure, self.verdict, self.writes, self.why, self.counterfactual,
+            self.figure, self.reading, self.writes, self.why, self.counterfactual,
             widgets.HBox([self.run_live, self.progress]),
             self.status,
             self.comparison,
@@ -120,10 +120,10 @@ class LeaseAcrossRestart:
         self.drawn = draw_timeline(trace)
         self.figure.outputs = (_figure_output(self.drawn["figure"]),)
         plt.close(self.drawn["figure"])
-        self.verdict.value = f"<code>{html.escape(verdict_line(trace))}</code>"
+        self.reading.value = f"<code>{html.escape(reading_line(trace))}</code>"
         (member,) = self.plan
         self.writes.value = (
-            f"<b>{trace.verdict} → {trace.outcome}</b>: the writes the verdict implies"
+            f"<b>{trace.reading} → {trace.outcome}</b>: the writes the verdict implies"
             + _list(describe_write(w) for w in member.writes)
         )
         self.why.value = f"<b>why:</b> {html.escape(trace.history.why)}"
@@ -190,8 +190,8 @@ class LeaseAcrossRestart:
         agreed = all(mark == AGREE for *_, mark in rows)
         stalled = live_trace.steps[-1].row.get(b"stalled")
         self.status.value = (
-            f"done: {verdict_line(live_trace)}, {live_trace.outcome}; the verdict is read by the "
-            f"lab from the row and the run_id, while the reply and stalled "
+            f"done: {reading_line(live_trace)}, {live_trace.outcome}; the reading is the "
+            f"lab's, from the row and the run_id, while the reply and stalled "
             f"{'(none)' if stalled is None else stalled.decode(errors='replace')} are the "
             "server's; "
             + ("reading and outcome included, model and live agree at every step" if agreed
