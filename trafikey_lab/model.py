@@ -251,7 +251,11 @@ def reply_sweep(plan: list[SweptMember]) -> list[list[bytes]]:
 # -- the verbs ----------------------------------------------------------------------------------
 
 class ModelServer:
-    """One modelled Valkey process after another, over one store."""
+    """One modelled Valkey process after another, over one store.
+
+    One class of some 200 lines, as trafikey.c is one file: a handler per verb under the C's
+    names, in the C's order, so that the two read side by side (the store and the pure rules
+    are outside it)."""
 
     def __init__(self, now_ms: int = START_MS):
         self.now_ms = now_ms

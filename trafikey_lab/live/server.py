@@ -343,6 +343,12 @@ class OwnedServer(LabServer):
     refuses without a password. admin_commands=True turns DEBUG and MODULE LOAD/UNLOAD on
     (for local connections), for a test that needs them on its own server.
     Use it as a context manager, or call start() and stop().
+
+    Why one class of some 400 lines: it owns one OS process's whole life (its keeper, folder,
+    port, config file and client), and start, restart, kill and stop each read and change all
+    of that state, in an order that matters when a step fails halfway. What needs none of it
+    lives outside: the password, URL and exit texts, the client (LabClient), the SIGINT guard
+    (interrupts_held), the save check's result (SaveProblem).
     """
 
     external = False
