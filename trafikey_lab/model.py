@@ -201,15 +201,17 @@ def counter_field(value: bytes | None) -> int:
     return number
 
 
-def decide_row(run_id: bytes, max_stalled: int, row) -> tuple[sweep.Verdict, list[sweep.Need]]:
-    """The sweep's verdict on one stored row, and the reads it asked for, in order."""
+def decide_row(run_id: bytes, max_stalled: int, row,
+               step_machine=None) -> tuple[sweep.Verdict, list[sweep.Need]]:
+    """The sweep's verdict on one stored row, and the reads it asked for, in order; by
+    sweep.decide_member, or by the step machine given (the C's, through ctypes)."""
 
     def read(need: sweep.Need):
         if need is sweep.Need.TYPE:
             return _type_of(row)
         return row.get(need.value.encode())
 
-    return sweep.decide(run_id, max_stalled, read)
+    return sweep.decide(run_id, max_stalled, read, step_machine)
 
 
 @dataclass(frozen=True)

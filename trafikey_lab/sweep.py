@@ -107,14 +107,16 @@ def count_stall(stalled: bytes | None, max_stalled: int) -> Verdict:
     return Verdict("recovered" if count < max_stalled else "dead", count)
 
 
-def decide(run_id: bytes, max_stalled: int, read) -> tuple[Verdict, list[Need]]:
-    """Runs the step machine to its verdict; `read(need)` answers one read.
+def decide(run_id: bytes, max_stalled: int, read, step_machine=None) -> tuple[Verdict, list[Need]]:
+    """Runs the step machine to its verdict; `read(need)` answers one read. The machine is
+    decide_member unless another is given (native.decide_member, the C's, for instance).
 
     Returns the verdict and the reads it asked for, in order.
     """
+    step_machine = step_machine or decide_member
     seen = Seen()
     asked = []
-    while isinstance(step := decide_member(run_id, max_stalled, seen), Need):
+    while isinstance(step := step_machine(run_id, max_stalled, seen), Need):
         asked.append(step)
         field = "type" if step is Need.TYPE else step.name.lower()
         seen = Seen(**{**seen.__dict__, field: read(step)})

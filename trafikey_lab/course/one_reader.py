@@ -23,7 +23,7 @@ from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
-from trafikey_lab.sweep import Need, Seen
+from trafikey_lab.sweep import Need
 from trafikey_lab.table import Table
 from trafikey_lab.text import plain, short
 
@@ -393,14 +393,7 @@ def _typed_values(row) -> list[bytes]:
 
 def _native_decision(run_id: bytes, row) -> str:
     """The C step machine's verdict on a stored row, fed the same reads the model makes."""
-    seen = Seen()
-    while isinstance(step := native.decide_member(run_id, STOP_MAX_STALLED, seen), Need):
-        if step is Need.TYPE:
-            value = "none" if row is None else "hash" if isinstance(row, dict) else "string"
-            seen = Seen(type=value)
-        else:
-            seen = Seen(**{**seen.__dict__, step.name.lower(): row.get(step.value.encode())})
-    return step.kind
+    return decide_row(run_id, STOP_MAX_STALLED, row, native.decide_member)[0].kind
 
 
 def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
