@@ -324,13 +324,6 @@ def _plant(executor: Executor, queue: Queue, rows: dict) -> None:
     executor.wait_until(base + len(rows))
 
 
-def _sweep_reply(executor: Executor, queue: Queue):
-    try:
-        return executor.sweep(queue, STOP_MAX_STALLED)
-    except ReplyError as refusal:
-        return refusal.text
-
-
 def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEUE) -> Feedback:
     """rows maps each read (type, group, lease_epoch, stalled) to a row meant to stop the
     sweep's decision there: None for no row, a dict for a hash (THIS_PROCESS for the sweeping
@@ -398,14 +391,14 @@ def _native_decision(run_id: bytes, row) -> str:
 
 def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
     _plant(model, queue, stored)
-    expected = _sweep_reply(model, queue)
+    expected = try_sweep(model, queue, STOP_MAX_STALLED)
     findings = [Finding(NOTE, f"the four rows swept together on the model: {expected!r}")]
     if live is None:
         return findings
     try:
         live_rows = {read: _row_bytes(rows[read], live.run_id.encode()) for read in READS}
         _plant(live, queue, live_rows)
-        reply = _sweep_reply(live, queue)
+        reply = try_sweep(live, queue, STOP_MAX_STALLED)
         live.clear(queue)
     except LabError as exc:
         return findings + [Finding(NOTE, f"not swept live: {exc}")]
