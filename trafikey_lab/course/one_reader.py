@@ -71,25 +71,33 @@ def rows_for(run_id: bytes) -> dict[str, dict[bytes, bytes] | None]:
     }
 
 
-def lay_out(executor: Executor, queue: Queue) -> list[Planted]:
-    """Empties the queue and plants one expired member of each kind in its active set.
+def plant_expired(executor: Executor, queue: Queue, rows: dict) -> list[Planted]:
+    """Empties the queue and plants each row as an expired member of active, keyed by its
+    member id: None for no row (a ghost), a dict for a hash, bytes for a string key.
 
-    Deadlines are one millisecond apart from the executor's now, in the order of KINDS, and
-    the call returns once the last has passed, so a sweep that follows sees all five expired
-    and takes them in that order.
+    Deadlines are one millisecond apart from the executor's now, in the order given, and the
+    call returns once the last has passed, so a sweep that follows sees them all expired and
+    takes them in that order.
     """
     executor.clear(queue)
     base = executor.now_ms()
     planted = []
-    for offset, (kind, row) in enumerate(rows_for(executor.run_id.encode()).items(), 1):
-        member = kind.encode()
-        if row is not None:
+    for offset, (member, row) in enumerate(rows.items(), 1):
+        member = member.encode() if isinstance(member, str) else member
+        if isinstance(row, dict):
             fields = [part for item in row.items() for part in item]
             executor.call("HSET", queue.row(member), *fields)
+        elif row is not None:
+            executor.call("SET", queue.row(member), row)
         executor.call("ZADD", queue.active, base + offset, member)
-        planted.append(Planted(member, kind, row, base + offset))
-    executor.wait_until(planted[-1].deadline)
+        planted.append(Planted(member, member.decode(errors="replace"), row, base + offset))
+    executor.wait_until(base + len(rows))
     return planted
+
+
+def lay_out(executor: Executor, queue: Queue) -> list[Planted]:
+    """One expired member of each kind, in the order of KINDS (see plant_expired)."""
+    return plant_expired(executor, queue, rows_for(executor.run_id.encode()))
 
 
 def spoil(executor: Executor, queue: Queue, how: str) -> None:
@@ -310,20 +318,6 @@ def _stop_finding(read: str, stopped: str, verdict: str) -> Finding:
                           + _STOP_ADVICE[read])
 
 
-def _plant(executor: Executor, queue: Queue, rows: dict) -> None:
-    """Each row as an expired member of active, in READS order, one millisecond apart."""
-    executor.clear(queue)
-    base = executor.now_ms()
-    for offset, (read, row) in enumerate(rows.items(), 1):
-        key = queue.row(read)
-        if isinstance(row, dict):
-            executor.call("HSET", key, *[part for item in row.items() for part in item])
-        elif row is not None:
-            executor.call("SET", key, row)
-        executor.call("ZADD", queue.active, base + offset, read)
-    executor.wait_until(base + len(rows))
-
-
 def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEUE) -> Feedback:
     """rows maps each read (type, group, lease_epoch, stalled) to a row meant to stop the
     sweep's decision there: None for no row, a dict for a hash (THIS_PROCESS for the sweeping
@@ -390,14 +384,14 @@ def _native_decision(run_id: bytes, row) -> str:
 
 
 def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
-    _plant(model, queue, stored)
+    plant_expired(model, queue, stored)
     expected = try_sweep(model, queue, STOP_MAX_STALLED)
     findings = [Finding(NOTE, f"the four rows swept together on the model: {expected!r}")]
     if live is None:
         return findings
     try:
         live_rows = {read: _row_bytes(rows[read], live.run_id.encode()) for read in READS}
-        _plant(live, queue, live_rows)
+        plant_expired(live, queue, live_rows)
         reply = try_sweep(live, queue, STOP_MAX_STALLED)
         live.clear(queue)
     except LabError as exc:
