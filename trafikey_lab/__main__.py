@@ -5,11 +5,10 @@ import ipaddress
 import signal
 import socket
 import sys
-import urllib.parse
 
 from trafikey_lab import doctor
 from trafikey_lab.errors import LabError
-from trafikey_lab.live.server import LabServer, OwnedServer
+from trafikey_lab.live.server import LabServer, OwnedServer, redis_url
 from trafikey_lab.module.build import module_path
 
 
@@ -40,8 +39,7 @@ def connect_lines(lab: LabServer) -> list[str]:
     """How to reach the workshop server, secret included: the one place the lab prints it."""
     everywhere = ipaddress.ip_address(lab.bind).is_unspecified
     host = socket.gethostname() if everywhere else lab.host
-    secret = f":{urllib.parse.quote(lab.password, safe='')}@" if lab.password else ""
-    url = f"redis://{secret}{f'[{host}]' if ':' in host else host}:{lab.port}"
+    url = redis_url(host, lab.port, lab.password)
     lines = [f"listening on every interface ({lab.bind}), port {lab.port}"] if everywhere else []
     if not lab.password:
         return lines + [

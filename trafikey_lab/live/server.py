@@ -191,6 +191,12 @@ def interrupts_held(what: str):
         raise KeyboardInterrupt(f"interrupted during the {what}, which was let finish first")
 
 
+def redis_url(host: str, port: int | None, password: str | None = None) -> str:
+    """redis://[:password@]host:port, the password quoted and an IPv6 host in brackets."""
+    secret = f":{urllib.parse.quote(password, safe='')}@" if password else ""
+    return f"redis://{secret}{_url_host(host)}:{port}"
+
+
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
@@ -560,14 +566,13 @@ class OwnedServer(LabServer):
     @property
     def address(self) -> str:
         """Where the server is, without its password: for messages and notebook outputs."""
-        return f"redis://{_url_host(self.host)}:{self.port}"
+        return redis_url(self.host, self.port)
 
     @property
     def connection_url(self) -> str:
         """The URL a client connects with, password included (redis://:secret@host:port): for
         TRAFIKEY_VALKEY_URL or redis.Redis.from_url, never for printing."""
-        secret = f":{urllib.parse.quote(self.password, safe='')}@" if self.password else ""
-        return f"redis://{secret}{_url_host(self.host)}:{self.port}"
+        return redis_url(self.host, self.port, self.password)
 
     @property
     def output_path(self) -> Path | None:
