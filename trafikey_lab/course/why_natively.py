@@ -23,10 +23,9 @@ import redis
 from trafikey_lab import epoch
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
 from trafikey_lab.executors import LiveExecutor, Queue, script_source
+from trafikey_lab.histories import JOB
 from trafikey_lab.scripts.scripted import ScriptedPeer, native_sweep
 from trafikey_lab.text import plain, short
-
-JOB = b"job-1"
 
 
 def grant_expired_lease(live: LiveExecutor, queue: Queue, lease_ms: int = 50) -> list:
