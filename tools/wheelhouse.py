@@ -2,8 +2,9 @@
 
 `build DIR` fills DIR with a wheel of everything installing the lab needs: its dependencies,
 every extra, and what building the lab itself takes (pyproject's build-system requirements,
-setuptools). Packages that publish only a source archive are built into wheels here, so the
-room needs no compiler for them. The wheels fit this machine's platform and Python version.
+setuptools), at the versions constraints.txt names (`make lock`). Packages that publish only
+a source archive are built into wheels here, so the room needs no compiler for them. The
+wheels fit this machine's platform and Python version.
 
 `check DIR` proves DIR is enough: a fresh copy of the repository, then `make setup
 WHEELHOUSE=DIR` (pip with --no-index), with every pip configuration file and PIP_* variable
@@ -25,6 +26,7 @@ from checkout import REPO, copy_repository
 # A proxy nobody listens on: any attempt to reach an index fails at once instead of slipping
 # through to the network.
 NO_NETWORK = "http://127.0.0.1:9"
+CONSTRAINTS = REPO / "constraints.txt"
 
 
 def say(message: str) -> None:
@@ -44,8 +46,10 @@ def requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
 def build(wheelhouse: Path) -> int:
     wheelhouse.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    # At the versions CI tested (constraints.txt, written by `make lock`): the room installs
+    # what passed, not what was newest on the day the wheelhouse was made.
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--wheel-dir",
-                             str(wheelhouse), *requirements()])
+                             str(wheelhouse), "-c", str(CONSTRAINTS), *requirements()])
     if result.returncode != 0:
         say("FAILED: pip could not fetch or build every wheel (see above); it needs the "
             "network, or an index this machine's pip is configured with")
