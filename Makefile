@@ -129,3 +129,9 @@ book-check: book
 
 linkcheck: $(BOOK_STAMP)
 	$(BIN)/python tools/book.py linkcheck
+
+# make lock  constraints.txt from .venv, the versions make test passed with: what Binder, the
+#            hub and the wheelhouse install; it says what moved (tools/lock.py)
+.PHONY: lock
+lock: $(STAMP)
+	$(BIN)/python tools/lock.py constraints.txt
