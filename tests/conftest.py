@@ -4,7 +4,7 @@ fast suite's hypothesis profile."""
 import pytest
 from hypothesis import settings
 
-from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server
+from trafikey_lab import LiveExecutor, ModelExecutor, Queue, choose_server
 
 # The property tests of the fast suite take no per-example deadline: on a busy two-core machine
 # one example can outlast hypothesis's default 200 ms, and a missed deadline there is a flaky

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, compare, play, choose_server  # noqa: E402
+from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play  # noqa: E402
 from trafikey_lab.course import limits  # noqa: E402
 from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
 

@@ -1,11 +1,19 @@
 """The two rules of the epoch, on the dive's own test values."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trafikey_lab.epoch import (
-    FOREIGN_EPOCHS, NOW, SHAPE_REJECTS, ZERO, argument_integer, counter, exempt,
-    shape_problem, valid_run_id,
+    FOREIGN_EPOCHS,
+    NOW,
+    SHAPE_REJECTS,
+    ZERO,
+    argument_integer,
+    counter,
+    exempt,
+    shape_problem,
+    valid_run_id,
 )
 
 

@@ -4,12 +4,23 @@ variants it must accept; the worker's history it plays; and 02's diagnostic ques
 
 from pathlib import Path
 
-import nbformat
 import pytest
+from stored_cells import exercise_namespace
 
 from trafikey_lab import ModelExecutor, Queue, ReplyError
-from trafikey_lab.course.three_writers import _MODEL_READS, _READONLY, _READS, MOVE_HISTORIES, SPARE_JOB, _hold, _model_read, _Watched, check_lease_move, stamp_question
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG
+from trafikey_lab.course.three_writers import (
+    _MODEL_READS,
+    _READONLY,
+    _READS,
+    MOVE_HISTORIES,
+    SPARE_JOB,
+    _hold,
+    _model_read,
+    _Watched,
+    check_lease_move,
+    stamp_question,
+)
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_three_writers.ipynb"
 
@@ -328,13 +339,7 @@ def test_the_checker_leaves_its_queue_empty_on_the_live_server(live):
 
 def stored_attempt():
     """The exercise cell of notebook 02 as stored, run up to the checker's call."""
-    cell = next(c for c in nbformat.read(NOTEBOOK, as_version=4).cells
-                if c.cell_type == "code" and "check_lease_move(" in c.source)
-    body, call = cell.source.rsplit("\n", 1)
-    assert call.startswith("check_lease_move(move_the_leases")
-    namespace = {}
-    exec(body, namespace)
-    return namespace["move_the_leases"]
+    return exercise_namespace(NOTEBOOK, "check_lease_move")["move_the_leases"]
 
 
 def test_the_stored_attempt_is_not_right_and_its_feedback_gives_nothing_away():

@@ -4,8 +4,8 @@ and of right ones it must accept. Every check starts two servers of its own and 
 
 import pytest
 
-from trafikey_lab.course.feedback import RIGHT, WRONG
 from trafikey_lab.course.beyond import check_promotion
+from trafikey_lab.course.feedback import RIGHT, WRONG
 
 
 def texts(feedback):

@@ -8,9 +8,9 @@ import textwrap
 import pytest
 
 from trafikey_lab import epoch
-from trafikey_lab.module import native
-from trafikey_lab.course.one_value import MADE_UP, SHAPE_CASES, check_shape_check, made_up_values
 from trafikey_lab.course.feedback import RIGHT
+from trafikey_lab.course.one_value import MADE_UP, SHAPE_CASES, check_shape_check, made_up_values
+from trafikey_lab.module import native
 
 
 def define(body: str):

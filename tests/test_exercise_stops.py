@@ -5,14 +5,20 @@ and right variants it must accept."""
 
 from pathlib import Path
 
-import nbformat
 import pytest
+from stored_cells import exercise_namespace
 
-from trafikey_lab.module import native
-from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
-from trafikey_lab.course.one_reader import READS, STOP_MAX_STALLED, THIS_PROCESS, _row_bytes, check_stops
+from trafikey_lab.course.one_reader import (
+    READS,
+    STOP_MAX_STALLED,
+    THIS_PROCESS,
+    _row_bytes,
+    check_stops,
+)
+from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.model import decide_row
+from trafikey_lab.module import native
 from trafikey_lab.sweep import Need, Seen
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "03_one_reader.ipynb"
@@ -207,13 +213,7 @@ def test_a_row_that_refuses_keeps_the_swept_reply_a_refusal():
 
 
 def stored_rows():
-    cell = next(c for c in nbformat.read(NOTEBOOK, as_version=4).cells
-                if c.cell_type == "code" and "check_stops(" in c.source)
-    body, call = cell.source.rsplit("\n", 1)
-    assert call.startswith("check_stops(rows")
-    namespace = {}
-    exec(body, namespace)
-    return namespace["rows"]
+    return exercise_namespace(NOTEBOOK, "check_stops")["rows"]
 
 
 def test_the_stored_rows_are_not_right_and_their_feedback_gives_no_row_away():

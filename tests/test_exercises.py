@@ -3,7 +3,6 @@ with the reason the learner needs, and no attempt makes a checker raise."""
 
 import re
 
-
 from trafikey_lab.course.feedback import RIGHT, WRONG
 from trafikey_lab.course.one_value import SHAPE_CASES, check_shape_check
 

@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from learners import ROOT, Kernel, lab_processes, listening_sockets, open_descriptors
+
 from trafikey_lab import LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.errors import RestartFailed
-from trafikey_lab.live.server import LabServer, choose_server
+from trafikey_lab.live.server import choose_server
 
 pytest.importorskip("jupyter_client")
 

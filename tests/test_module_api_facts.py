@@ -13,7 +13,7 @@ import time
 import pytest
 import redis
 
-from trafikey_lab import LabServer, LiveExecutor, Queue, choose_server
+from trafikey_lab import LiveExecutor, Queue, choose_server
 from trafikey_lab.course.beyond import aof_commands
 
 QUEUE = Queue("{facts}")

@@ -9,15 +9,21 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
+from trafikey_lab.course.one_value import (
+    BAD_SHAPE,
+    LOAD_WARNING,
+    MODULE_LOAD_REFUSED,
+    NAMED_VALUES,
+    NO_RUN_ID_FIELD,
+    question,
+    read_value,
+    readings_table,
+)
+from trafikey_lab.live.server import server_binary
+from trafikey_lab.model import HOST_CALL_FAILED
 from trafikey_lab.module import native
 from trafikey_lab.module.build import module_path
-from trafikey_lab.model import HOST_CALL_FAILED
-from trafikey_lab.live.server import server_binary
 from trafikey_lab.sweep import Seen
-from trafikey_lab.course.one_value import (
-    BAD_SHAPE, LOAD_WARNING, MODULE_LOAD_REFUSED, NAMED_VALUES, NO_RUN_ID_FIELD, question,
-    read_value, readings_table,
-)
 
 MODULE_SOURCE = Path(__file__).resolve().parent.parent / "trafikey_lab" / "module" / "trafikey.c"
 

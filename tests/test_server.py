@@ -10,8 +10,15 @@ import time
 import pytest
 
 from trafikey_lab import (
-    AttachedServer, LabServer, LiveExecutor, OwnedServer, Queue, RestartUnavailable, ServerNotFound,
-    ServerStartError, choose_server,
+    AttachedServer,
+    LabServer,
+    LiveExecutor,
+    OwnedServer,
+    Queue,
+    RestartUnavailable,
+    ServerNotFound,
+    ServerStartError,
+    choose_server,
 )
 from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.server import free_port

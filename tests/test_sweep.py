@@ -3,8 +3,8 @@
 import pytest
 
 from trafikey_lab import sweep
-from trafikey_lab.module import native
 from trafikey_lab.epoch import NOW, ZERO
+from trafikey_lab.module import native
 from trafikey_lab.sweep import Need, Seen, Verdict, decide, decide_member
 
 ROWS = {

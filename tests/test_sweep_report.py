@@ -5,9 +5,6 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
-from trafikey_lab.module.build import c_excerpt
-from trafikey_lab.model import decide_row
-from trafikey_lab.sweep import Need
 from trafikey_lab.course.one_reader import (
     KINDS,
     MAX_STALLED,
@@ -15,12 +12,15 @@ from trafikey_lab.course.one_reader import (
     lay_out,
     member_table,
     plan_rows,
-    queue_state,
     question,
+    queue_state,
     rows_for,
     spoil,
     try_sweep,
 )
+from trafikey_lab.model import decide_row
+from trafikey_lab.module.build import c_excerpt
+from trafikey_lab.sweep import Need
 
 
 def test_layout_plants_one_expired_member_of_each_kind_in_deadline_order(executor, queue):

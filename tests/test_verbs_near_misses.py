@@ -3,7 +3,6 @@ a prefix, one byte longer, another case. A comparison loosened to a prefix, a ca
 match or a numeric reading of a field fails here."""
 
 import pytest
-
 from test_verbs import FAR, claimed, expired, here, members, put_row
 
 NEAR_STATES = ["activ", "actives", "Active", "ACTIVE", "activf", " active", "active\x00"]

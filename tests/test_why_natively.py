@@ -4,10 +4,10 @@ exercise, held to a catalogue of wrong sweeps it must reject and right ones it m
 import pytest
 
 from trafikey_lab import LiveExecutor, Queue, choose_server
-from trafikey_lab.scripts import scripted
 from trafikey_lab.course import why_natively
-from trafikey_lab.scripts.scripted import ScriptedPeer
 from trafikey_lab.course.why_natively import RULES, check_sweep_survives_restart, run_lua
+from trafikey_lab.scripts import scripted
+from trafikey_lab.scripts.scripted import ScriptedPeer
 
 QUEUE = Queue("{natively}")
 
@@ -308,7 +308,6 @@ def test_the_restart_checker_turns_an_attempt_that_raises_or_is_not_a_function_i
 
 
 def test_the_restart_checker_does_not_restart_a_server_the_lab_did_not_start():
-    from trafikey_lab.live.server import LabServer
 
     external = LiveExecutor(choose_server(url="redis://127.0.0.1:1"))
     feedback = check_sweep_survives_restart(reads_info_in_the_script, external, QUEUE)

@@ -21,7 +21,7 @@ import pytest
 
 from trafikey_lab import Queue
 
-from .conftest import FIGURES, SOAK, PRELOAD_ENV, module_under_test
+from .conftest import FIGURES, PRELOAD_ENV, SOAK, module_under_test
 from .lockstep import Pair
 
 CALLS = 100_000 if SOAK else 10_000
