@@ -124,10 +124,25 @@ def test_binder_environment_has_no_conda_compiler_and_postbuild_names_gcc():
     assert 'CC="$(command -v gcc)"' in post_build and "export CC" in post_build
 
 
-def test_postbuild_is_executable_and_stops_at_the_first_failure():
+def test_postbuild_is_executable_and_stops_at_the_first_failure(tmp_path):
+    """Run with a python that fails: the install fails, and nothing after it runs (no config
+    installed, no doctor), with postBuild's own exit status non-zero."""
     post_build = REPO / "binder" / "postBuild"
     assert os.access(post_build, os.X_OK)
-    assert "set -euo pipefail" in post_build.read_text()
+    calls = tmp_path / "calls"
+    stub = tmp_path / "bin" / "python"
+    stub.parent.mkdir()
+    stub.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit 3\n')
+    stub.chmod(0o755)
+    # Were postBuild to run on past the failure, its install step must not write anywhere.
+    (stub.parent / "install").write_text(f'#!/bin/sh\necho "install $@" >> {calls}\n')
+    (stub.parent / "install").chmod(0o755)
+    done = subprocess.run([str(post_build)], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}"},
+                          timeout=60)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert calls.read_text().splitlines() == [
+        "-m pip install --no-cache-dir -c constraints.txt -e .[lab]"]
 
 
 def image_files(pack, checkout) -> set[str]:
