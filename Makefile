@@ -130,8 +130,32 @@ book-check: book
 linkcheck: $(BOOK_STAMP)
 	$(BIN)/python tools/book.py linkcheck
 
-# make lock  constraints.txt from .venv, the versions make test passed with: what Binder, the
-#            hub and the wheelhouse install; it says what moved (tools/lock.py)
-.PHONY: lock
+# make hub        JupyterHub for a workshop on a machine you own, as root (sudo make hub):
+#                 the course's environment built once with Debian's /usr/bin/python3 from
+#                 constraints.txt, PAM logins with learners as OS users (HUB_LEARNERS=N makes
+#                 learner01... with passwords on a sheet), each learner's own server, the idle
+#                 culler, the course by an nbgitpuller link. On 127.0.0.1 unless HUB_IP names
+#                 another address (which needs HUB_SSL_CERT and HUB_SSL_KEY); all of it under
+#                 HUB_PREFIX (/opt/trafikey-hub). Ctrl-C stops it. hub/workshop.py says more.
+# make hub-check  a rehearsal of it on this machine, as root: HUB_LEARNERS (5) learners log
+#                 in, pull the course and run notebooks 00 and 04 at once through the hub,
+#                 one presses Run live in Chromium; isolation, the culler and a clean stop
+#                 are checked, and the sizing figures printed (hub/rehearsal.py)
+# make lock       constraints.txt from .venv, the versions make test passed with: what Binder,
+#                 the hub and the wheelhouse install; it says what moved (tools/lock.py)
+.PHONY: hub hub-check lock
+HUB_PYTHON ?= /usr/bin/python3
+HUB_IP ?= 127.0.0.1
+HUB_PORT ?= 8000
+HUB_PREFIX ?= /opt/trafikey-hub
+hub:
+	$(HUB_PYTHON) hub/workshop.py serve --prefix $(HUB_PREFIX) --ip $(HUB_IP) --port $(HUB_PORT) \
+		--learners $(or $(HUB_LEARNERS),0) $(if $(HUB_URL),--url $(HUB_URL)) \
+		$(if $(HUB_SSL_CERT),--ssl-cert $(HUB_SSL_CERT) --ssl-key $(HUB_SSL_KEY)) \
+		$(if $(HUB_ADMINS),--admins $(HUB_ADMINS)) $(if $(HUB_COURSE_REPO),--course-repo $(HUB_COURSE_REPO))
+
+hub-check: $(STAMP)
+	$(BIN)/python hub/rehearsal.py --learners $(or $(HUB_LEARNERS),5)
+
 lock: $(STAMP)
 	$(BIN)/python tools/lock.py constraints.txt
