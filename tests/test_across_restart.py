@@ -63,13 +63,13 @@ def test_comparison_rows_end_with_the_labs_reading_and_the_outcome_not_a_step():
 
 ALL_AGREE = [
     ("stalled    live: dead      stalled 1      read as counted · 1 process(es) · "
-     "agree on all 4 steps and on the outcome"),
+     "agree on all 4 steps and on the reading and outcome"),
     ("restarted  live: recovered stalled (none) read as exempt  · 2 process(es) · "
-     "agree on all 5 steps and on the outcome"),
+     "agree on all 5 steps and on the reading and outcome"),
     ("extended   live: dead      stalled 1      read as counted · 2 process(es) · "
-     "agree on all 6 steps and on the outcome"),
+     "agree on all 6 steps and on the reading and outcome"),
     ("upgrade    live: recovered stalled (none) read as exempt  · 2 process(es) · "
-     "agree on all 5 steps and on the outcome"),
+     "agree on all 5 steps and on the reading and outcome"),
 ]
 """Each history's steps are counted as its steps (4 for the stalled one), and the last row of
 `compare`, the lab's reading and the outcome, apart from them."""
@@ -91,7 +91,7 @@ def test_model_against_live_counts_only_the_steps_that_agree_when_the_two_differ
     assert lines[0] == ("stalled    live: recovered stalled (none) read as exempt  · 1 process(es) "
                         "· agree on 1 of 4 steps, not on the reading and outcome")
     assert lines[2] == ("extended   live: dead      stalled 1      read as counted · 2 process(es) "
-                        "· agree on 4 of 6 steps and on the outcome")
+                        "· agree on 4 of 6 steps and on the reading and outcome")
     assert lines[3] == ALL_AGREE[3], "a scripted claim is the upgrade history's own first step"
 
 

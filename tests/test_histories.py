@@ -76,7 +76,7 @@ def test_compare_marks_a_difference():
 
 def test_agreement_counts_the_steps_apart_from_the_reading_and_outcome():
     trace = play("stalled", 1, ModelExecutor())
-    assert agreement(compare(trace, trace)) == "agree on all 4 steps and on the outcome"
+    assert agreement(compare(trace, trace)) == "agree on all 4 steps and on the reading and outcome"
     differing = compare(trace, play("stalled", 2, ModelExecutor()))
     assert agreement(differing) == "agree on 3 of 4 steps, not on the reading and outcome"
 

@@ -87,7 +87,8 @@ class Trace:
     trafikey_exempt makes) applied to lease_epoch and sweep_run_id as the server returned them.
     The module replies only with ids; its own evidence is that reply and the row's stalled."""
     outcome: str
-    """recovered or dead, from the sweep's reply."""
+    """recovered or dead, from the sweep's reply ("untouched" when the reply lists the job in
+    neither list)."""
 
     @property
     def reading(self) -> str:
@@ -186,7 +187,7 @@ def _attempt(row: dict) -> int:
 
 
 def _normal(value, names: dict[str, str]):
-    """A value with run_ids named by process and clock readings hidden, for comparison."""
+    """A value with run_ids named by process and clock times hidden, for comparison."""
     if isinstance(value, bytes):
         text = value.decode(errors="replace")
         return names.get(text, value)
@@ -217,7 +218,7 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
     """Step by step: (action, agree, what differs), one row per step; then one last row, named
     OUTCOME, for the lab's reading of each trace (counted or exempt, see Trace.exempt) and the
     outcome its sweep replied. Run_ids are compared by the process they belong to (first,
-    second), and clock readings not at all, since only they may differ."""
+    second), and clock times not at all, since only they may differ."""
     rows = []
     for a, b in zip(normalised(left), normalised(right), strict=True):
         differences = [
@@ -234,9 +235,10 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
 
 def agreement(rows: list[tuple[str, bool, str]]) -> str:
     """compare's rows in words, the steps counted apart from the last row, which is not one:
-    "agree on all 4 steps and on the outcome"."""
+    "agree on all 4 steps and on the reading and outcome"."""
     *steps, (_, same, _) = rows
     agreed = sum(ok for _, ok, _ in steps)
     counted = (f"agree on all {len(steps)} steps" if agreed == len(steps)
                else f"agree on {agreed} of {len(steps)} steps")
-    return counted + (" and on the outcome" if same else ", not on the reading and outcome")
+    return counted + (" and on the reading and outcome" if same
+                      else ", not on the reading and outcome")

@@ -50,7 +50,8 @@ def play_on_model(history, max_stalled: int, queue: Queue = QUEUE):
 
 
 def without_epoch(trace: Trace) -> str:
-    """The counterfactual: the outcome had the sweep counted this lease whatever its stamp
+    """The counterfactual: the outcome ("refused" for a stalled field that is not a counter)
+    had the sweep counted this lease whatever its stamp
     (exempt always false), as a sweep with no lease_epoch would have to. The row as it stood
     before the sweep gives stalled; a count that reaches max_stalled is a death."""
     counted = _counted(trace)
@@ -150,7 +151,7 @@ QUESTION_MAX_STALLED = 2
 
 
 def question() -> Question:
-    """04's diagnostic question: one history, one right reading of it, and a wrong option for
+    """04's diagnostic question: one history, one right answer about it, and a wrong option for
     each misconception about restarts, exemption, failover and the scripted extension."""
     return Question(
         "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "

@@ -4,8 +4,9 @@ The x axis is the history's steps in order, not clock time: on the model the clo
 move between a claim and a restart, so a time axis would draw them on top of each other. Two
 lanes: the server processes above (one band per process, labelled with its run_id), the
 lease below (its grant and extensions, each marked with the stamp it wrote, its deadline and
-the sweep's verdict). The figure carries alt text (`alt_text`) that tells the same story in
-words, its processes named by number so that a live run_id never reaches a stored notebook.
+the sweep's reading and outcome). The figure carries alt text (`alt_text`) that tells the same
+story in words, its processes named by number so that a live run_id never reaches a stored
+notebook.
 """
 
 import matplotlib.pyplot as plt
