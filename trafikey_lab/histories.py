@@ -89,10 +89,16 @@ class Trace:
     outcome: str
     """recovered or dead, from the sweep's reply ("untouched" when the reply lists the job in
     neither list)."""
+    due: bool = True
+    """Whether the lease had run out when the sweep ran (a history always waits for that; a
+    schedule may sweep before the deadline)."""
 
     @property
     def reading(self) -> str:
-        """How the sweep reads the stamp: exempt or counted (sweep.py names the words)."""
+        """How the sweep reads the stamp: exempt or counted (sweep.py names the words); "not
+        read" when the lease was not due, since the sweep reads only expired leases."""
+        if not self.due:
+            return "not read"
         return "exempt" if self.exempt else "counted"
 
     @property

@@ -1,0 +1,465 @@
+"""One lease on a time axis: when it is granted, extended, swept, and when the server restarts.
+
+A history (`histories`) says what happens in which order; a schedule also says when, in
+milliseconds from the claim, so that the epoch's boundaries show: a lease that ran out before
+a restart and is swept after it, an extension on either side of the restart, a sweep one
+millisecond before its deadline or at it, a downtime longer or shorter than the lease.
+
+`decide` is the rule, as a pure function of the schedule: which process stamped the lease,
+which one sweeps it, whether the sweep finds it due (`deadline <= now`), the reading and the
+outcome, and the outcome without the epoch. `play` runs the same schedule on an executor step
+by step, so tests hold `decide` to the model, and the live replay (`LivePlan`) to the module.
+
+Two rules of time the schedule needs and the verbs do not say:
+- While the server is down (from the restart for `restart_ms`) no call is served: a call due
+  then (the worker's extension, the sweep) runs the moment the server is back, as a client
+  that retries would.
+- Calls due at the same millisecond run in one order: the restart, the worker's extension,
+  then the sweep. The claim is at 0, before all of them.
+"""
+
+from dataclasses import dataclass, replace
+
+from trafikey_lab import epoch
+from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.histories import JOB, History, Step, Trace
+from trafikey_lab.sweep import count_stall
+
+CLAIMS = {"claim": "EMQ.CLAIM", "scripted_claim": "claim2"}
+"""How the lease is granted: the native verb stamps the row, the script does not."""
+WORKERS = {"stops": "stops", "extend": "EMQ.EXTEND", "scripted_extend": "extend2"}
+"""What the worker does at `worker_at_ms`: stop (it never extends), or extend its lease by
+`lease_ms` with the native verb (which stamps) or the script (which does not)."""
+EXTENSIONS = ("extend", "scripted_extend")
+GRANTS = (*CLAIMS, *EXTENSIONS)
+MOST_MS = 10_000
+"""The latest moment a schedule may name: long enough for any boundary, short enough to draw."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    lease_ms: int = 1000
+    claim: str = "claim"
+    worker: str = "stops"
+    worker_at_ms: int = 200
+    restarts: bool = True
+    restart_at_ms: int = 400
+    restart_ms: int = 300
+    sweep_at_ms: int = 1500
+    max_stalled: int = 1
+    stalled_before: int = 0
+
+
+PRESETS = {
+    "stalled": ("the worker stalled", Schedule(restarts=False)),
+    "restarted": ("the server restarted", Schedule()),
+    "extended": ("extended after the restart",
+                 Schedule(worker="extend", worker_at_ms=800, sweep_at_ms=2000)),
+    "upgrade": ("claimed before the upgrade", Schedule(claim="scripted_claim")),
+    "fifth": ("extended by a script after the restart",
+              Schedule(worker="scripted_extend", worker_at_ms=800, sweep_at_ms=2000)),
+}
+"""The dive's four histories and 04's fifth, at times that leave each boundary far away."""
+
+
+def problems(schedule: Schedule) -> list[str]:
+    """What makes the schedule one the lab cannot play, each with how to fix it; [] if none."""
+    found = []
+    if schedule.claim not in CLAIMS:
+        found.append(f"claim is {schedule.claim!r}: use one of {', '.join(CLAIMS)}")
+    if schedule.worker not in WORKERS:
+        found.append(f"worker is {schedule.worker!r}: use one of {', '.join(WORKERS)}")
+    bounds = (("lease_ms", 1, MOST_MS), ("worker_at_ms", 0, MOST_MS),
+              ("restart_at_ms", 0, MOST_MS), ("restart_ms", 0, MOST_MS),
+              ("sweep_at_ms", 0, MOST_MS), ("max_stalled", 1, 100), ("stalled_before", 0, 100))
+    for name, low, high in bounds:
+        value = getattr(schedule, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            found.append(f"{name} is {value!r}: make it a whole number from {low} to {high}")
+    return found
+
+
+@dataclass(frozen=True)
+class Moment:
+    """One call of the schedule: what it is, when the learner put it, when it ran (later only
+    while the server was down), and which process served it (1 before the restart, 2 after)."""
+
+    action: str
+    asked_ms: int
+    at_ms: int
+    process: int
+
+
+def moments(schedule: Schedule) -> tuple[Moment, ...]:
+    """The schedule's calls in the order they run, the claim first."""
+    down, up = schedule.restart_at_ms, schedule.restart_at_ms + schedule.restart_ms
+
+    def served(action: str, asked: int, rank: int) -> tuple[int, int, Moment]:
+        at = up if schedule.restarts and down <= asked < up else asked
+        after = schedule.restarts and at >= down
+        return at, rank, Moment(action, asked, at, 2 if after else 1)
+
+    # the claim is the origin: a restart at 0 comes just after it
+    calls = [(0, 0, Moment(schedule.claim, 0, 0, 1)), served("sweep", schedule.sweep_at_ms, 3)]
+    if schedule.restarts:
+        calls.append((down, 1, Moment("restart", down, down, 1)))
+    if schedule.worker != "stops":
+        calls.append(served(schedule.worker, schedule.worker_at_ms, 2))
+    return tuple(moment for *_, moment in sorted(calls, key=lambda c: (c[0], c[1])))
+
+
+@dataclass(frozen=True)
+class Decision:
+    moments: tuple[Moment, ...]
+    deadline_ms: int
+    """The lease's deadline when the sweep runs (ms from the claim)."""
+    stamp: int | None
+    """The process whose stamp the row holds at the sweep (None: no stamp)."""
+    sweep: Moment
+    extension: str
+    """What the worker's extension did: "" (none), "stamped", "moved" (the script: deadline
+    only) or "refused" (the job was no longer in active: the sweep had taken it)."""
+    due: bool
+    """Whether the sweep finds the lease expired: deadline <= now."""
+    reading: str
+    """exempt or counted; "not read" when the lease was not due (the sweep reads no stamp)."""
+    outcome: str
+    """recovered, dead, or untouched (not due: the job stays in active)."""
+    stalled_after: int
+    without_epoch: str
+    """The outcome had the sweep counted every expired lease, as one with no stamp must."""
+
+
+def decide(schedule: Schedule) -> Decision:
+    """The sweep's reading and outcome for the schedule, by the rule alone."""
+    if found := problems(schedule):
+        raise ValueError("; ".join(found))
+    order = moments(schedule)
+    sweep = next(m for m in order if m.action == "sweep")
+    deadline, stamp = schedule.lease_ms, 1 if schedule.claim == "claim" else None
+    extension = ""
+    worker = next((m for m in order if m.action in EXTENSIONS), None)
+    # the extension counts for the sweep when it runs first; EMQ.EXTEND and extend2 ignore the
+    # deadline, so an extension after the deadline but before the sweep still succeeds
+    first = worker is not None and order.index(worker) < order.index(sweep)
+    if worker is not None and first:
+        deadline = worker.at_ms + schedule.lease_ms
+        if worker.action == "extend":
+            stamp = worker.process
+    due = deadline <= sweep.at_ms
+    if worker is not None:
+        # after a sweep that took the job out of active, the extension finds no lease
+        extension = ("refused" if not first and due
+                     else "stamped" if worker.action == "extend" else "moved")
+    counted = count_stall(_stalled(schedule), schedule.max_stalled)
+    if not due:
+        return Decision(order, deadline, stamp, sweep, extension, False, "not read", "untouched",
+                        schedule.stalled_before, "untouched")
+    exempt = epoch.exempt(_run_id(stamp), _run_id(sweep.process))
+    if exempt:
+        reading, outcome, stalled = "exempt", "recovered", schedule.stalled_before
+    else:
+        reading, outcome, stalled = "counted", counted.kind, counted.stalled
+    return Decision(order, deadline, stamp, sweep, extension, True, reading, outcome, stalled,
+                    counted.kind)
+
+
+def _stalled(schedule: Schedule) -> bytes | None:
+    """The row's stalled field as `play` leaves it: absent unless a count was set."""
+    return str(schedule.stalled_before).encode() if schedule.stalled_before else None
+
+
+def _run_id(process: int | None) -> bytes | None:
+    """A stand-in run_id per process, so that `decide` reads the stamp with epoch.exempt, the
+    comparison the sweep makes."""
+    return None if process is None else (b"%d" % process) * 40
+
+
+def sentence(schedule: Schedule, decision: Decision | None = None) -> str:
+    """The schedule's story in one sentence whose numbers are the schedule's: "the lease ran
+    out at 1000 ms, 300 ms after the server came back; process 2 swept it at 1500 ms and found
+    the stamp of process 1: exempt, back to pending uncounted (stalled stays 0)"."""
+    d = decision or decide(schedule)
+    sweep = d.sweep
+    worker = next((m for m in d.moments if m.action in EXTENSIONS), None)
+    after = worker is not None and worker.at_ms > sweep.at_ms
+    parts = [_extension_clause(d)] if worker is not None and not after else []
+    then = f"; then {_extension_clause(d)}" if after else ""
+    late = (f" (asked for {sweep.asked_ms} ms, while the server was down)"
+            if sweep.asked_ms != sweep.at_ms else "")
+    if not d.due:
+        parts.append(f"process {sweep.process} swept at {sweep.at_ms} ms{late}, "
+                     f"{d.deadline_ms - sweep.at_ms} ms before the deadline at {d.deadline_ms} "
+                     "ms")
+        return ("; ".join(parts) + ": the lease is not due, so the sweep reads no stamp and the "
+                "job stays in active, untouched" + then)
+    stamp = "no stamp" if d.stamp is None else f"the stamp of process {d.stamp}"
+    parts.append(f"the lease ran out at {d.deadline_ms} ms{_ran_out(schedule, d.deadline_ms)}")
+    parts.append(f"process {sweep.process} swept it at {sweep.at_ms} ms{late} and found {stamp}")
+    head = "; ".join(parts)
+    if d.reading == "exempt":
+        return f"{head}: exempt, back to pending uncounted (stalled stays {d.stalled_after}){then}"
+    if d.outcome == "dead":
+        return (f"{head}: counted, stalled {schedule.stalled_before} → {d.stalled_after} reaches "
+                f"max_stalled {schedule.max_stalled}: dead{then}")
+    return (f"{head}: counted, stalled {schedule.stalled_before} → {d.stalled_after}, below "
+            f"max_stalled {schedule.max_stalled}: back to pending{then}")
+
+
+def _extension_clause(d: Decision) -> str:
+    worker = next(m for m in d.moments if m.action in EXTENSIONS)
+    verb = WORKERS[worker.action]
+    at = f"{verb} at {worker.at_ms} ms"
+    if worker.asked_ms != worker.at_ms:
+        at += f" (asked for {worker.asked_ms} ms, while the server was down)"
+    if d.extension == "refused":
+        return f"{at} found the job no longer in active and replied 0"
+    if worker.at_ms > d.sweep.at_ms:
+        return f"{at} extended a lease the sweep had left alone"
+    if d.extension == "stamped":
+        return (f"{at} moved the deadline to {d.deadline_ms} ms and stamped the row with "
+                f"process {worker.process}")
+    kept = "no stamp" if d.stamp is None else f"the stamp of process {d.stamp}"
+    return f"{at} moved the deadline to {d.deadline_ms} ms and left {kept}"
+
+
+def _ran_out(schedule: Schedule, deadline: int) -> str:
+    if not schedule.restarts:
+        return ""
+    down, up = schedule.restart_at_ms, schedule.restart_at_ms + schedule.restart_ms
+    if deadline <= down:
+        return f", {down - deadline} ms before the restart"
+    if deadline < up:
+        return f", {deadline - down} ms into the restart's downtime"
+    return f", {deadline - up} ms after the server came back"
+
+
+# -- playing a schedule -----------------------------------------------------------------------
+
+
+class Clock:
+    """When each moment runs on an executor: the model's clock is set to it; `LivePlan` waits
+    for the live server's."""
+
+    def start(self, executor: Executor, queue: Queue) -> None:
+        self.origin = executor.now_ms()
+
+    def lease_ms(self, schedule: Schedule, moment: Moment) -> int:
+        """The lease argument of the grant made at this moment."""
+        return schedule.lease_ms
+
+    def wait(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
+        assert isinstance(executor, ModelExecutor)
+        executor.advance(self.origin + moment.at_ms - executor.now_ms())
+
+    def granted(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
+        """Called after each call, with the lease's deadline then."""
+
+
+def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
+         clock: Clock | None = None, before_sweep=None) -> Trace:
+    """Plays the schedule from an empty queue, one call at its time, and returns its trace.
+
+    before_sweep, if given, is called with the executor just before the sweep runs (the
+    widget takes the model's read pass there)."""
+    if found := problems(schedule):
+        raise ValueError("; ".join(found))
+    clock = clock or Clock()
+    executor.clear(queue)
+    row_key = queue.prefix + JOB
+    steps: list[Step] = []
+
+    def record(action: str, call: str, reply) -> None:
+        steps.append(Step(action, call, reply, executor.row(queue, JOB), executor.run_id,
+                          executor.now_ms()))
+
+    record("add", f"add {JOB.decode()}", executor.add(queue, JOB, b"hello"))
+    if _stalled(schedule) is not None:
+        record("stalled", f"HSET stalled {schedule.stalled_before}",
+               executor.call("HSET", row_key, "stalled", schedule.stalled_before))
+    clock.start(executor, queue)
+    stamp: bytes | None = None
+    sweep_run_id = ""
+    outcome = "untouched"
+    due = False
+    for moment in moments(schedule):
+        if moment.action != schedule.claim:
+            clock.wait(executor, moment, executor.deadline(queue, JOB))
+        lease = clock.lease_ms(schedule, moment) if moment.action in GRANTS else 0
+        if moment.action == "claim":
+            record("claim", f"EMQ.CLAIM lease {schedule.lease_ms} ms",
+                   executor.claim(queue, lease))
+        elif moment.action == "scripted_claim":
+            record("scripted_claim", f"claim2 script, lease {schedule.lease_ms} ms",
+                   executor.scripted_claim(queue, lease))
+        elif moment.action == "restart":
+            record("restart", f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms",
+                   executor.restart())
+        elif moment.action in EXTENSIONS:
+            attempt = int(executor.row(queue, JOB).get(b"attempts", b"0"))
+            verb = executor.extend if moment.action == "extend" else executor.scripted_extend
+            record(moment.action, f"{WORKERS[moment.action]} at {moment.at_ms} ms, attempt "
+                                  f"{attempt}, lease {schedule.lease_ms} ms",
+                   verb(queue, JOB, attempt, lease))
+        else:
+            deadline = executor.deadline(queue, JOB)
+            due = deadline is not None and deadline <= executor.now_ms()
+            stamp = executor.row(queue, JOB).get(b"lease_epoch")
+            if before_sweep is not None:
+                before_sweep(executor)
+            record("sweep", f"EMQ.STALLED.CHECK at {moment.at_ms} ms, max_stalled "
+                            f"{schedule.max_stalled}",
+                   executor.sweep(queue, schedule.max_stalled))
+            sweep_run_id = executor.run_id
+            recovered, dead = steps[-1].reply
+            outcome = "dead" if JOB in dead else "recovered" if JOB in recovered else "untouched"
+        clock.granted(executor, moment, executor.deadline(queue, JOB))
+    history = History("schedule", "your schedule", tuple(s.action for s in steps),
+                      sentence(schedule))
+    return Trace(history, schedule.max_stalled, executor.name, tuple(steps), stamp,
+                 sweep_run_id, epoch.exempt(stamp, sweep_run_id.encode()), outcome, due=due)
+
+
+def with_times(schedule: Schedule, **times: int) -> Schedule:
+    """The schedule with some of its moments moved (a widget's controls, a test's draw)."""
+    return replace(schedule, **times)
+
+
+# -- the live replay --------------------------------------------------------------------------
+
+
+def deadline_at_sweep(schedule: Schedule) -> int:
+    """The deadline the schedule gives the lease at its sweep (ms from the claim)."""
+    return decide(schedule).deadline_ms
+
+
+def key_times(schedule: Schedule) -> list[int]:
+    """Every moment that orders the story: the calls as they run, and each deadline."""
+    order = moments(schedule)
+    times = {m.at_ms for m in order} | {schedule.lease_ms}
+    times |= {m.at_ms + schedule.lease_ms for m in order if m.action in EXTENSIONS}
+    if schedule.restarts:
+        times |= {schedule.restart_at_ms, schedule.restart_at_ms + schedule.restart_ms}
+    return sorted(times)
+
+
+class LivePlan(Clock):
+    """The schedule replayed on a live server within about `budget_ms` of real time.
+
+    A real server cannot honour every time: waits overshoot by a few ms, a call takes its round
+    trip, and a restart takes what it takes (about a quarter of a second here). So the replay
+    keeps the order of every moment and nothing finer. Each gap of the schedule is scaled by
+    one factor, so that the replay fits the budget; a gap the scaling makes shorter than
+    `min_gap_ms` is widened to it, so that no overshoot can swap two moments; the restart's
+    downtime is given at least `restart_slot_ms`, so that the real restart ends within it. A
+    sweep the schedule puts at or after its deadline waits, live, for the deadline the server
+    wrote. The verdict depends only on the order, so the scaling cannot change it; `held`
+    checks afterwards that the live run kept that order, and `report` says what was done."""
+
+    def __init__(self, schedule: Schedule, budget_ms: int = 3000, min_gap_ms: int = 60,
+                 restart_slot_ms: int = 900):
+        self.schedule = schedule
+        self.min_gap_ms = min_gap_ms
+        times = key_times(schedule)
+        down, up = schedule.restart_at_ms, schedule.restart_at_ms + schedule.restart_ms
+        self.slot_ms = max(restart_slot_ms, 0) if schedule.restarts else 0
+        outside = [(a, b) for a, b in zip(times, times[1:])
+                   if not (schedule.restarts and down <= a and b <= up)]
+        span = sum(b - a for a, b in outside)
+        self.factor = min(1.0, max(budget_ms - self.slot_ms, 0) / span) if span else 1.0
+        self.scaled_downtime_ms = round(schedule.restart_ms * self.factor)
+        self.slot_ms = max(self.slot_ms, self.scaled_downtime_ms) if schedule.restarts else 0
+        self.widened = 0
+        self.live = {times[0]: 0.0}
+        for a, b in zip(times, times[1:]):
+            if schedule.restarts and down <= a and b <= up:
+                gap = self.slot_ms * (b - a) / schedule.restart_ms
+            else:
+                gap = (b - a) * self.factor
+                if gap < min_gap_ms:
+                    gap, self.widened = float(min_gap_ms), self.widened + 1
+            self.live[b] = self.live[a] + gap
+        self.due = decide(schedule).due
+        self.origin = self._now = 0
+        self.lateness_ms: dict[str, int] = {}
+        self.restart_took_ms: int | None = None
+        self.swept_at: tuple[int, int | None] | None = None
+        """The live server's clock at the sweep and the deadline it then held."""
+
+    def at(self, schedule_ms: int) -> int:
+        """A key time of the schedule as ms from the live claim."""
+        return round(self.live[schedule_ms])
+
+    @property
+    def total_ms(self) -> int:
+        return round(max(self.live.values()))
+
+    def start(self, executor: Executor, queue: Queue) -> None:
+        self.queue = queue
+
+    def lease_ms(self, schedule: Schedule, moment: Moment) -> int:
+        if moment.action in CLAIMS:
+            return max(self.at(schedule.lease_ms), 1)
+        # an extension's deadline is planned from the claim; the call runs a little late
+        return max(self.origin + self.at(moment.at_ms + schedule.lease_ms) - self._now, 1)
+
+    def wait(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
+        target = self.origin + self.at(moment.at_ms)
+        if moment.action == "sweep" and self.due and deadline_ms is not None:
+            target = max(target, deadline_ms)
+        executor.wait_until(target - 1)
+        self._now = executor.now_ms()
+        self.lateness_ms[moment.action] = self._now - target
+        if moment.action == "sweep":
+            self.swept_at = (self._now, deadline_ms)
+
+    def granted(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
+        """After a call: the claim anchors the plan on the deadline the server wrote; the
+        restart's length is measured."""
+        if moment.at_ms == 0 and moment.action in CLAIMS and deadline_ms is not None:
+            self.origin = deadline_ms - self.at(self.schedule.lease_ms)
+        if moment.action == "restart":
+            self.restart_took_ms = executor.now_ms() - self._now
+
+    def held(self) -> bool:
+        """Whether the live run kept the schedule's order where the verdict looks: the sweep
+        before or at/after the deadline as planned, and the restart within its slot."""
+        if self.swept_at is None:
+            return False
+        now, deadline = self.swept_at
+        due = deadline is not None and deadline <= now
+        in_slot = self.restart_took_ms is None or self.restart_took_ms <= self.slot_ms
+        return due == self.due and in_slot
+
+    def report(self) -> str:
+        """How the replay scaled or stretched the schedule, in one paragraph."""
+        s = self.schedule
+        planned = key_times(s)[-1]
+        parts = [f"the schedule's {planned} ms laid out over {self.total_ms} ms of real time"]
+        if self.factor < 1:
+            parts.append(f"every gap scaled by {self.factor:.2f}")
+        if self.widened:
+            parts.append(f"{self.widened} gap(s) shorter than {self.min_gap_ms} ms after scaling "
+                         f"widened to {self.min_gap_ms} ms")
+        if s.restarts:
+            took = ("" if self.restart_took_ms is None
+                    else f"; the restart took {self.restart_took_ms} ms")
+            if self.slot_ms > self.scaled_downtime_ms:
+                parts.append(f"the downtime of {s.restart_ms} ms (scaled: "
+                             f"{self.scaled_downtime_ms} ms) stretched to {self.slot_ms} ms, "
+                             f"since a real restart takes about a quarter of a second{took}")
+            else:
+                parts.append(f"the downtime given {self.slot_ms} ms{took}")
+        order = ("every moment kept its order, which is all the verdict depends on"
+                 if self.held() else
+                 "the live timing did NOT keep the schedule's order (a call or the restart ran "
+                 "late): the comparison below does not test the rule; press Run live again")
+        return "; ".join(parts) + ". " + order[0].upper() + order[1:] + "."
+
+
+def play_live(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
+              **plan) -> tuple[Trace, LivePlan]:
+    """The schedule on a live executor at its replay's times; returns the trace and the plan,
+    whose `report` says how it was scaled and whether the order held."""
+    live = LivePlan(schedule, **plan)
+    return play(schedule, executor, queue, clock=live), live
