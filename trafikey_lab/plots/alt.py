@@ -29,10 +29,12 @@ def alt_text(fig: Figure) -> str | None:
     return getattr(fig, _ALT, None)
 
 
-def png_base64(fig: Figure) -> str:
-    """The figure as the inline backend draws it (tight bounding box), base64-encoded."""
+def png_base64(fig: Figure, tight: bool = True) -> str:
+    """The figure as the inline backend draws it (tight bounding box), base64-encoded. Not
+    tight: as laid out, in one drawing pass instead of two (for a figure redrawn on every move
+    of a control)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight")
+    fig.savefig(buffer, format="png", bbox_inches="tight" if tight else None)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -45,10 +47,10 @@ def img_html(fig: Figure, png: str | None = None) -> str:
             f'alt="{html.escape(alt, quote=True)}" style="max-width: 100%">')
 
 
-def bundle(fig: Figure) -> tuple[dict, dict]:
+def bundle(fig: Figure, tight: bool = True) -> tuple[dict, dict]:
     """(data, metadata) for IPython.display.display(data, raw=True, metadata=metadata): the
     PNG, the <img> with its alt text, and the alt text as text/plain."""
-    png = png_base64(fig)
+    png = png_base64(fig, tight)
     alt = alt_text(fig) or ""
     data = {"image/png": png, "text/html": img_html(fig, png), "text/plain": alt}
     return data, {"image/png": {"alt": alt}}

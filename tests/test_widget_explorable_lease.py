@@ -1,0 +1,135 @@
+"""ExplorableLease driven as a learner would: set a field, read what it shows; press Run live."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import html  # noqa: E402
+
+import pytest  # noqa: E402
+
+from trafikey_lab import schedule as S  # noqa: E402
+from trafikey_lab.course.across_restart import QUEUE  # noqa: E402
+from trafikey_lab.executors import LiveExecutor  # noqa: E402
+from trafikey_lab.histories import JOB  # noqa: E402
+from trafikey_lab.plots.alt import alt_text  # noqa: E402
+from trafikey_lab.widgets.explorable_lease import ExplorableLease  # noqa: E402
+
+ROW = (QUEUE.prefix + JOB).decode()
+
+
+@pytest.fixture
+def widget():
+    return ExplorableLease()
+
+
+def shown(widget):
+    return html.unescape(widget.sentence.value), html.unescape(widget.verdict.value)
+
+
+def png(widget):
+    return widget.figure.outputs[0]["data"]["image/png"]
+
+
+@pytest.mark.parametrize("key", S.PRESETS)
+def test_each_preset_sets_every_control_and_shows_its_decision(widget, key):
+    widget.preset.value = key
+    _, schedule = S.PRESETS[key]
+    assert widget.schedule == schedule
+    sentence, verdict = shown(widget)
+    d = S.decide(schedule)
+    assert sentence == f"<p><b>{S.sentence(schedule)}.</b></p>"
+    assert f"{d.reading} → {d.outcome}" in verdict
+
+
+def test_moving_the_sweep_across_the_deadline_flips_the_verdict_at_the_millisecond(widget):
+    widget.preset.value = "stalled"
+    widget.fields["sweep_at_ms"].value = 999
+    assert "not read → untouched" in shown(widget)[1]
+    assert "none (it finds no expired lease)" in shown(widget)[1]
+    before = png(widget)
+    widget.fields["sweep_at_ms"].value = 1000
+    assert "counted → dead" in shown(widget)[1]
+    assert f"HSET {ROW} state dead stalled 1" in shown(widget)[1]
+    assert png(widget) != before
+    assert "swept it at 1000 ms" in shown(widget)[0]
+
+
+def test_moving_the_restart_past_the_deadline_makes_the_stall_the_workers(widget):
+    widget.preset.value = "restarted"
+    widget.fields["sweep_at_ms"].value = 1720
+    widget.fields["restart_at_ms"].value = 1120
+    assert "120 ms before the restart" in shown(widget)[0]
+    assert "exempt → recovered" in shown(widget)[1]
+    assert f"HSET {ROW} state pending" in shown(widget)[1]
+    widget.fields["sweep_at_ms"].value = 1119
+    assert "counted → dead" in shown(widget)[1]
+
+
+def test_the_native_extension_moves_the_lease_to_the_process_it_reaches(widget):
+    widget.preset.value = "extended"
+    assert "counted → dead" in shown(widget)[1]
+    widget.fields["worker_at_ms"].value = 399
+    assert "exempt → recovered" in shown(widget)[1]
+    widget.worker.value = "scripted_extend"
+    widget.fields["worker_at_ms"].value = 800
+    assert "exempt → recovered" in shown(widget)[1]
+    assert "left the stamp of process 1" in shown(widget)[0]
+
+
+def test_the_downtime_against_the_rest_of_the_lease(widget):
+    widget.show(S.Schedule(lease_ms=500, restart_at_ms=100, restart_ms=399, sweep_at_ms=200))
+    assert "not read → untouched" in shown(widget)[1]
+    widget.fields["restart_ms"].value = 400
+    assert "exempt → recovered" in shown(widget)[1]
+    assert "asked for 200 ms, while the server was down" in shown(widget)[0]
+
+
+def test_the_counterfactual_and_the_budget_follow_the_fields(widget):
+    widget.preset.value = "restarted"
+    assert "dead: without the epoch" in widget.counterfactual.value
+    widget.fields["max_stalled"].value = 3
+    widget.fields["stalled_before"].value = 1
+    assert "recovered: without the epoch" in widget.counterfactual.value
+    assert "stalled 1 → 2 against max_stalled 3" in widget.counterfactual.value
+    widget.restarts.value = False
+    assert "counted → recovered" in shown(widget)[1]
+    assert widget.fields["restart_at_ms"].disabled and widget.fields["restart_ms"].disabled
+
+
+def test_every_control_has_a_label_and_the_figure_says_what_it_shows(widget):
+    for control in (widget.preset, widget.claim, widget.worker, widget.restarts,
+                    *widget.fields.values()):
+        assert control.description
+    output = widget.figure.outputs[0]
+    alt = output["metadata"]["image/png"]["alt"]
+    told = S.sentence(widget.schedule)
+    assert f"{told[0].upper()}{told[1:]}." in alt and alt.startswith("Timeline to scale")
+    assert f'alt="{html.escape(alt, quote=True)}"' in output["data"]["text/html"]
+    assert alt == alt_text(widget._figure)
+
+
+def test_a_field_out_of_bounds_is_held_at_its_bound(widget):
+    widget.fields["lease_ms"].value = 0
+    assert widget.fields["lease_ms"].value == 1
+    assert widget.schedule.lease_ms == 1
+    assert "cannot draw" not in widget.status.value
+
+
+def test_run_live_without_a_server_says_how_to_give_it_one(widget):
+    widget.run_live.click()
+    assert "pass live=course.live" in widget.status.value
+
+
+@pytest.mark.parametrize("key", ["restarted", "extended"])
+def test_run_live_replays_the_timing_and_agrees_with_the_model(lab, key):
+    widget = ExplorableLease(live=LiveExecutor(lab), preset=key)
+    widget.run_live.click()
+    assert "model and live agree at every step" in widget.status.value, widget.status.value
+    assert widget.plan is not None and widget.plan.held()
+    assert "Every moment kept its order" in widget.replay.value
+    assert "stretched to 900 ms" in widget.replay.value
+    assert widget.live_trace.outcome == S.decide(widget.schedule).outcome
+    assert not widget.run_live.disabled
+    widget.fields["sweep_at_ms"].value += 10
+    assert widget.replay.value == "" and widget.comparison.value == ""

@@ -1,0 +1,226 @@
+"""An explorable lease: move the claim's lease, the worker, the restart and the sweep in
+milliseconds, see at once what the sweep decides and why, then replay that timing live.
+
+The rule is `schedule.decide` and the drawing `plots.schedule_timeline`; this class only lays
+them out. The controls are labelled number fields: the arrow keys and the field's spin buttons
+move them by a step, and any value can be typed. (An ipywidgets slider gives its handle no
+accessible name, so a screen reader could not tell one slider from another.)
+"""
+
+import html
+import threading
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import redis
+from matplotlib.figure import Figure
+
+from trafikey_lab import schedule as S
+from trafikey_lab.course.across_restart import AGREE, QUEUE, comparison_rows
+from trafikey_lab.course.one_reader import describe_write
+from trafikey_lab.errors import LabError, ReplyError
+from trafikey_lab.executors import ModelExecutor, Queue
+from trafikey_lab.plots.alt import bundle
+from trafikey_lab.plots.schedule_timeline import DPI, FIGSIZE, draw_schedule
+from trafikey_lab.schedule import Schedule
+from trafikey_lab.table import Table
+
+LABELS = {"description_width": "initial"}
+TIMES = ("lease_ms", "worker_at_ms", "restart_at_ms", "restart_ms", "sweep_at_ms")
+DESCRIPTIONS = {
+    "lease_ms": "lease (ms)",
+    "worker_at_ms": "worker acts at (ms)",
+    "restart_at_ms": "restart at (ms)",
+    "restart_ms": "downtime (ms)",
+    "sweep_at_ms": "sweep at (ms)",
+    "max_stalled": "max_stalled",
+    "stalled_before": "stalled before",
+}
+
+
+def _figure_output(figure: Figure) -> dict:
+    """The figure as one display_data output (see widgets.lease_across_restart: setting an
+    Output's `outputs` is what keeps Voila from waiting on the cell)."""
+    data, metadata = bundle(figure, tight=False)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
+class ExplorableLease:
+    """Controls: preset, claim, worker, restarts and one number field per time and count
+    (`fields`); outputs: figure, sentence, verdict (reading, outcome and the writes), the
+    counterfactual, Run live, status, replay (how the live run was scaled), comparison.
+
+    live is the executor Run live plays on (course.live in the notebooks); None says why
+    nothing can run live."""
+
+    def __init__(self, live=None, queue: Queue = QUEUE, preset: str = "restarted"):
+        self.live = live
+        self.queue = queue
+        self.preset = widgets.Dropdown(
+            options=[(title, key) for key, (title, _) in S.PRESETS.items()], value=preset,
+            description="start from", style=LABELS)
+        self.claim = widgets.Dropdown(
+            options=[("EMQ.CLAIM (stamps)", "claim"), ("claim2 script (no stamp)",
+                                                        "scripted_claim")],
+            description="claim", style=LABELS)
+        self.worker = widgets.Dropdown(
+            options=[("stops", "stops"), ("extends with EMQ.EXTEND (stamps)", "extend"),
+                     ("extends with extend2 (no stamp)", "scripted_extend")],
+            description="worker", style=LABELS)
+        self.restarts = widgets.Checkbox(description="the server restarts", indent=False)
+        self.fields = {}
+        for name in DESCRIPTIONS:
+            low = 1 if name in ("lease_ms", "max_stalled") else 0
+            high = S.MOST_MS if name in TIMES else 100
+            step = 10 if name in TIMES else 1
+            self.fields[name] = widgets.BoundedIntText(
+                min=low, max=high, step=step, description=DESCRIPTIONS[name], style=LABELS,
+                layout=widgets.Layout(width="210px"))
+        self.figure = widgets.Output(layout=widgets.Layout(min_height="210px"))
+        self.sentence = widgets.HTML()
+        self.verdict = widgets.HTML()
+        self.counterfactual = widgets.HTML()
+        self.run_live = widgets.Button(description="Run live at this timing", icon="play",
+                                       tooltip="replay this schedule on the live server",
+                                       layout=widgets.Layout(width="auto"))
+        self.status = widgets.Label()
+        self.replay = widgets.HTML()
+        self.comparison = widgets.HTML()
+        self.decision: S.Decision | None = None
+        self.live_trace = None
+        self.plan: S.LivePlan | None = None
+        self._figure, self._ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+        self._figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.92)
+        plt.close(self._figure)
+        self._quiet = False
+        self._live_lock = threading.Lock()
+
+        self.preset.observe(self._preset_changed, names="value")
+        for control in (self.claim, self.worker, self.restarts, *self.fields.values()):
+            control.observe(self._changed, names="value")
+        self.run_live.on_click(self._run_live)
+        f = self.fields
+        self.box = widgets.VBox([
+            self.preset,
+            widgets.HBox([self.claim, f["lease_ms"]]),
+            widgets.HBox([self.worker, f["worker_at_ms"]]),
+            widgets.HBox([self.restarts, f["restart_at_ms"], f["restart_ms"]]),
+            widgets.HBox([f["sweep_at_ms"], f["max_stalled"], f["stalled_before"]]),
+            self.figure, self.sentence, self.verdict, self.counterfactual,
+            self.run_live, self.status, self.replay, self.comparison,
+        ])
+        self.show(S.PRESETS[preset][1])
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.box._repr_mimebundle_(**kwargs)
+
+    @property
+    def schedule(self) -> Schedule:
+        """The schedule the controls hold."""
+        return Schedule(claim=self.claim.value, worker=self.worker.value,
+                        restarts=self.restarts.value,
+                        **{name: field.value for name, field in self.fields.items()})
+
+    def show(self, schedule: Schedule) -> None:
+        """Sets every control to the schedule, then updates once."""
+        self._quiet = True
+        try:
+            self.claim.value, self.worker.value = schedule.claim, schedule.worker
+            self.restarts.value = schedule.restarts
+            for name, field in self.fields.items():
+                field.value = getattr(schedule, name)
+        finally:
+            self._quiet = False
+        self.update()
+
+    def _preset_changed(self, change) -> None:
+        self.show(S.PRESETS[change["new"]][1])
+
+    def _changed(self, change) -> None:
+        if not self._quiet:
+            self.update()
+
+    def update(self) -> None:
+        """Decides the schedule the controls hold and writes every output from it."""
+        schedule = self.schedule
+        problems = S.problems(schedule)
+        if problems:  # a field mid-edit; its bounds keep the value in range once it is set
+            self.status.value = "cannot draw this schedule: " + "; ".join(problems)
+            return
+        d = self.decision = S.decide(schedule)
+        for name in ("restart_at_ms", "restart_ms"):
+            self.fields[name].disabled = not schedule.restarts
+        self._ax.clear()
+        drawn = draw_schedule(schedule, d, self._ax)
+        self.figure.outputs = (_figure_output(drawn["figure"]),)
+        self.sentence.value = f"<p><b>{html.escape(S.sentence(schedule, d))}.</b></p>"
+        self.verdict.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
+                              f"<b>The sweep's writes:</b> {self._writes(schedule)}")
+        if not d.due:
+            other = "the same: a lease that is not due is not read, with or without the epoch"
+        elif d.reading == "counted":
+            other = f"the same, {d.without_epoch}: a counted lease is counted either way"
+        else:
+            other = (f"{d.without_epoch}: without the epoch this lease would have been counted "
+                     f"(stalled {schedule.stalled_before} → {schedule.stalled_before + 1} "
+                     f"against max_stalled {schedule.max_stalled})")
+        self.counterfactual.value = f"<b>counterfactual, no epoch:</b> {html.escape(other)}"
+        self.live_trace = self.plan = None
+        self.status.value = "not run live yet at this timing"
+        self.replay.value = self.comparison.value = ""
+
+    def _writes(self, schedule: Schedule) -> str:
+        """The model's read pass just before the sweep: the writes the verdict implies."""
+        plans = []
+        S.play(schedule, ModelExecutor(), self.queue,
+               before_sweep=lambda model: plans.append(model.plan_sweep(self.queue,
+                                                                        schedule.max_stalled)))
+        writes = [describe_write(w) for member in plans[0] for w in member.writes]
+        if not writes:
+            return "none (it finds no expired lease)"
+        return "<ul>" + "".join(f"<li><code>{html.escape(w)}</code></li>" for w in writes) + \
+            "</ul>"
+
+    def _run_live(self, _button=None) -> None:
+        """Replays the schedule on the live executor, one replay at a time (a second press
+        while one runs is ignored, as in LeaseAcrossRestart)."""
+        if not self._live_lock.acquire(blocking=False):
+            return
+        try:
+            self._play_live()
+        finally:
+            self._live_lock.release()
+
+    def _play_live(self) -> None:
+        """Any failure of the live run is shown, not raised."""
+        self.comparison.value = self.replay.value = ""
+        if self.live is None:
+            self.status.value = "no live server: pass live=course.live to replay this schedule"
+            return
+        schedule = self.schedule
+        self.run_live.disabled = True
+        self.status.value = "replaying on the live server…"
+        try:
+            trace, plan = S.play_live(schedule, self.live, self.queue)
+        except (LabError, ReplyError, redis.RedisError, OSError, ValueError) as exc:
+            self.status.value = f"the live replay stopped: {exc}"
+            return
+        except Exception as exc:  # a callback has no caller to raise to: show it instead
+            self.status.value = f"the live replay stopped: {type(exc).__name__}: {exc}"
+            return
+        except KeyboardInterrupt:
+            self.status.value = "interrupted: press Run live again to replay this schedule"
+            raise
+        finally:
+            self.run_live.disabled = False
+        self.live_trace, self.plan = trace, plan
+        model = S.play(schedule, ModelExecutor(), self.queue)
+        rows = comparison_rows(model, trace)
+        agreed = all(mark == AGREE for *_, mark in rows)
+        self.status.value = (
+            f"done: live, the sweep read {trace.reading} → {trace.outcome}; "
+            + ("model and live agree at every step, reading and outcome included" if agreed
+               else "model and live differ"))
+        self.replay.value = f"<b>how the replay kept time:</b> {html.escape(plan.report())}"
+        self.comparison.value = Table(("step", "model", "live", "same?"),
+                                      tuple(rows))._repr_html_()
