@@ -231,6 +231,8 @@ def _ran_out(schedule: Schedule, deadline: int) -> str:
         return f", {down - deadline} ms before the restart"
     if deadline < up:
         return f", {deadline - down} ms into the restart's downtime"
+    if deadline == up:
+        return ", the moment the server came back"
     return f", {deadline - up} ms after the server came back"
 
 

@@ -22,7 +22,13 @@ from .axe import violations
 from .conftest import ROOT, new_context
 from .lab import free_port
 from .notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
-from .widgets import ANSWER_TIMEOUT, LeaseAcrossRestartView, RunIdCheckerView
+from .widgets import (
+    ANSWER_TIMEOUT,
+    RUN_LIVE,
+    ExplorableLeaseView,
+    LeaseAcrossRestartView,
+    RunIdCheckerView,
+)
 
 APP = "app/projector.ipynb"
 RENDER_TIMEOUT = 120_000
@@ -61,12 +67,13 @@ def kernel_id(page) -> str:
 
 def shows_the_app(page) -> None:
     """What the room sees: the guidance, no code, both widgets answering, Run live agreeing."""
-    expect(page.get_by_role("button", name="Run live")).to_be_visible(timeout=RENDER_TIMEOUT)
+    expect(page.get_by_role("button", name=RUN_LIVE)).to_be_visible(timeout=RENDER_TIMEOUT)
     expect(page.locator("body")).not_to_contain_text(LOADING_WIDGET, timeout=ANSWER_TIMEOUT)
     text = page.locator("body").inner_text()
     assert "The lease epoch, live" in text and "One lease across a restart" in text
     assert ERROR_WIDGET not in text
     assert "course.setup(" not in text and "LeaseAcrossRestart(" not in text, "code is shown"
+    assert "ExplorableLease(" not in text, "code is shown"
     assert page.locator(".jp-InputArea-editor, .cm-editor, .CodeMirror").count() == 0, \
         "code is shown"
     assert page.locator('[data-mime-type="application/vnd.jupyter.stderr"]').count() == 0
@@ -137,6 +144,50 @@ def test_make_app_shows_both_widgets_without_code_and_both_answer(make_app, app_
                         full_page=True)
 
 
+def test_the_explorable_lease_moves_by_keyboard_and_mouse_and_its_replay_agrees(make_app,
+                                                                             app_page):
+    """A learner moves the sweep with the arrow keys and the restart with the field's spin
+    button; the sentence and the figure follow each move; the live replay agrees."""
+    load_app(app_page, make_app)
+    expect(app_page.get_by_role("button", name="Run live at this timing")).to_be_visible(
+        timeout=RENDER_TIMEOUT)
+    lease = ExplorableLeaseView(app_page)
+    lease.shows("process 2 swept it at 1500 ms")  # the app opens on the restarted history
+    first = lease.figure.get_attribute("src")
+
+    sweep = lease.field("sweep at (ms)")
+    sweep.focus()
+    for _ in range(3):
+        sweep.press("ArrowDown")
+    lease.shows("process 2 swept it at 1470 ms")
+    expect(lease.figure).not_to_have_attribute("src", first, timeout=ANSWER_TIMEOUT)
+    assert "1470 ms" in lease.figure.get_attribute("alt")
+
+    # the mouse: the number field's upper spin button, at its right edge
+    restart = lease.field("restart at (ms)")
+    box = restart.bounding_box()
+    assert box is not None
+    app_page.mouse.move(box["x"] + box["width"] - 6, box["y"] + box["height"] * 0.3)
+    app_page.mouse.down()
+    app_page.mouse.up()
+    expect(restart).to_have_value("410", timeout=ANSWER_TIMEOUT)
+    lease.shows("290 ms after the server came back")  # up at 710 ms, deadline 1000 ms
+
+    # across a boundary with the keyboard: a sweep before the restart reads its own stamp
+    sweep.fill("")
+    sweep.press_sequentially("400")
+    sweep.press("Enter")
+    lease.shows("process 1 swept at 400 ms")
+    sweep.fill("")
+    sweep.press_sequentially("1200")
+    sweep.press("Enter")
+    lease.shows("exempt, back to pending uncounted")
+    lease.run_live.click()
+    status = lease.wait_for_agreement()
+    assert "the sweep read exempt → recovered" in status
+    app_page.screenshot(path=SCREENSHOTS / "app-explorable-lease.png", full_page=True)
+
+
 def test_the_app_has_no_accessibility_violation_of_its_own(make_app, app_page):
     """axe-core over the app's page: none in its outputs (its text and both widgets), and none
     in Voila's page around them but the ones listed in axe.py."""
@@ -147,7 +198,7 @@ def test_the_app_has_no_accessibility_violation_of_its_own(make_app, app_page):
 
 def test_a_closed_app_page_leaves_neither_its_kernel_nor_its_server(make_app, app_page):
     load_app(app_page, make_app)
-    expect(app_page.get_by_role("button", name="Run live")).to_be_visible(
+    expect(app_page.get_by_role("button", name=RUN_LIVE)).to_be_visible(
         timeout=RENDER_TIMEOUT)
     port, kernel = server_port(app_page), kernel_id(app_page)
     assert port_open(port)

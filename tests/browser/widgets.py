@@ -13,6 +13,9 @@ LIVE_TIMEOUT = 90_000
 """Milliseconds for one Run live: restarts and a lease running out, on a busy machine."""
 
 AGREE = "model and live agree at every step"
+RUN_LIVE = re.compile(r"Run live$")
+"""LeaseAcrossRestart's button, by its whole name (its icon comes before it), and not
+ExplorableLease's "Run live at this timing"."""
 
 
 def _one(root: Locator, what: str) -> Locator:
@@ -72,10 +75,10 @@ class LeaseAcrossRestartView:
     def __init__(self, page: Page):
         self.page = page
         self.root = _one(page.locator(".jp-OutputArea-output").filter(
-            has=page.get_by_role("button", name="Run live")), "LeaseAcrossRestart")
+            has=page.get_by_role("button", name=RUN_LIVE)), "LeaseAcrossRestart")
         self.history = self.root.get_by_label("history", exact=True)
         self.max_stalled = self.root.get_by_label("max_stalled", exact=True)
-        self.run_live = self.root.get_by_role("button", name="Run live")
+        self.run_live = self.root.get_by_role("button", name=RUN_LIVE)
         self.status = _one(self.root.locator(".widget-hbox:has(button) + .widget-label"),
                            "status line under Run live")
         self.why = self.root.locator(".widget-html-content", has_text=re.compile("^why:"))
@@ -88,6 +91,31 @@ class LeaseAcrossRestartView:
     def set_max_stalled(self, value: int) -> None:
         """Chooses the budget from its drop-down, found by its label as a screen reader finds it."""
         self.max_stalled.select_option(label=str(value))
+
+    def wait_for_agreement(self) -> str:
+        expect(self.status).to_contain_text(AGREE, timeout=LIVE_TIMEOUT)
+        return self.status.inner_text()
+
+
+class ExplorableLeaseView:
+    """The ExplorableLease: its number fields by their labels, the figure, the sentence, and
+    Run live at this timing with the status line under it."""
+
+    def __init__(self, page: Page):
+        self.page = page
+        self.root = _one(page.locator(".jp-OutputArea-output").filter(
+            has=page.get_by_role("button", name="Run live at this timing")), "ExplorableLease")
+        self.run_live = self.root.get_by_role("button", name="Run live at this timing")
+        self.sentence = self.root.locator(".widget-html-content p b")
+        self.figure = self.root.locator("img")
+        self.status = _one(self.root.locator(".widget-button + .widget-label"),
+                           "status line under Run live at this timing")
+
+    def field(self, label: str) -> Locator:
+        return self.root.get_by_label(label, exact=True)
+
+    def shows(self, text: str) -> None:
+        expect(self.sentence).to_contain_text(text, timeout=ANSWER_TIMEOUT)
 
     def wait_for_agreement(self) -> str:
         expect(self.status).to_contain_text(AGREE, timeout=LIVE_TIMEOUT)

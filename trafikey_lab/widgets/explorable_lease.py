@@ -2,8 +2,8 @@
 milliseconds, see at once what the sweep decides and why, then replay that timing live.
 
 The rule is `schedule.decide` and the drawing `plots.schedule_timeline`; this class only lays
-them out. The controls are labelled number fields: the arrow keys and the field's spin buttons
-move them by a step, and any value can be typed. (An ipywidgets slider gives its handle no
+them out. The controls are labelled number fields that answer as they change: the arrow keys and the
+field's spin buttons move them by a step (10 ms), and any value can be typed. (An ipywidgets slider gives its handle no
 accessible name, so a screen reader could not tell one slider from another.)
 """
 
@@ -75,14 +75,14 @@ class ExplorableLease:
             step = 10 if name in TIMES else 1
             self.fields[name] = widgets.BoundedIntText(
                 min=low, max=high, step=step, description=DESCRIPTIONS[name], style=LABELS,
-                layout=widgets.Layout(width="210px"))
+                continuous_update=True, layout=widgets.Layout(width="210px"))
         self.figure = widgets.Output(layout=widgets.Layout(min_height="210px"))
         self.sentence = widgets.HTML()
         self.verdict = widgets.HTML()
         self.counterfactual = widgets.HTML()
         self.run_live = widgets.Button(description="Run live at this timing", icon="play",
                                        tooltip="replay this schedule on the live server",
-                                       layout=widgets.Layout(width="auto"))
+                                       layout=widgets.Layout(width="max-content"))
         self.status = widgets.Label()
         self.replay = widgets.HTML()
         self.comparison = widgets.HTML()
