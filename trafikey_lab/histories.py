@@ -146,7 +146,6 @@ def play(history: History | str, max_stalled: int, executor: Executor,
             stamp = row.get(b"lease_epoch")
         steps.append(Step(action, call, reply, row, executor.run_id, executor.now_ms()))
     sweep_run_id = steps[-1].run_id
-    recovered, dead = steps[-1].reply
     return Trace(
         history=history,
         max_stalled=max_stalled,
@@ -155,8 +154,17 @@ def play(history: History | str, max_stalled: int, executor: Executor,
         lease_epoch=stamp,
         sweep_run_id=sweep_run_id,
         exempt=epoch.exempt(stamp, sweep_run_id.encode()),
-        outcome="dead" if JOB in dead else "recovered" if JOB in recovered else "untouched",
+        outcome=outcome_of(steps[-1].reply),
     )
+
+
+def outcome_of(reply: object) -> str:
+    """The job's outcome from a sweep's reply: dead or recovered by the list that names it,
+    untouched when neither does (or the reply is not a sweep's)."""
+    if not (isinstance(reply, list) and len(reply) == 2):
+        return "untouched"
+    recovered, dead = reply
+    return "dead" if JOB in dead else "recovered" if JOB in recovered else "untouched"
 
 
 def _perform(action, executor, queue, max_stalled, lease_ms):

@@ -19,10 +19,11 @@ Two rules of time the schedule needs and the verbs do not say:
 """
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from trafikey_lab import epoch
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
-from trafikey_lab.histories import JOB, History, Step, Trace
+from trafikey_lab.histories import JOB, History, Step, Trace, outcome_of
 from trafikey_lab.sweep import count_stall
 
 CLAIMS = {"claim": "EMQ.CLAIM", "scripted_claim": "claim2"}
@@ -136,7 +137,8 @@ def decide(schedule: Schedule) -> Decision:
         raise ValueError("; ".join(found))
     order = moments(schedule)
     sweep = next(m for m in order if m.action == "sweep")
-    deadline, stamp = schedule.lease_ms, 1 if schedule.claim == "claim" else None
+    deadline = schedule.lease_ms
+    stamp: int | None = 1 if schedule.claim == "claim" else None
     extension = ""
     worker = next((m for m in order if m.action in EXTENSIONS), None)
     # the extension counts for the sweep when it runs first; EMQ.EXTEND and extend2 ignore the
@@ -155,10 +157,11 @@ def decide(schedule: Schedule) -> Decision:
     if not due:
         return Decision(order, deadline, stamp, sweep, extension, False, "not read", "untouched",
                         schedule.stalled_before, "untouched")
-    exempt = epoch.exempt(_run_id(stamp), _run_id(sweep.process))
+    exempt = epoch.exempt(None if stamp is None else _run_id(stamp), _run_id(sweep.process))
     if exempt:
         reading, outcome, stalled = "exempt", "recovered", schedule.stalled_before
     else:
+        assert counted.stalled is not None  # stalled_before is a whole number: a counter
         reading, outcome, stalled = "counted", counted.kind, counted.stalled
     return Decision(order, deadline, stamp, sweep, extension, True, reading, outcome, stalled,
                     counted.kind)
@@ -169,10 +172,10 @@ def _stalled(schedule: Schedule) -> bytes | None:
     return str(schedule.stalled_before).encode() if schedule.stalled_before else None
 
 
-def _run_id(process: int | None) -> bytes | None:
+def _run_id(process: int) -> bytes:
     """A stand-in run_id per process, so that `decide` reads the stamp with epoch.exempt, the
     comparison the sweep makes."""
-    return None if process is None else (b"%d" % process) * 40
+    return (b"%d" % process) * 40
 
 
 def sentence(schedule: Schedule, decision: Decision | None = None) -> str:
@@ -313,8 +316,7 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
                             f"{schedule.max_stalled}",
                    executor.sweep(queue, schedule.max_stalled))
             sweep_run_id = executor.run_id
-            recovered, dead = steps[-1].reply
-            outcome = "dead" if JOB in dead else "recovered" if JOB in recovered else "untouched"
+            outcome = outcome_of(steps[-1].reply)
         clock.granted(executor, moment, executor.deadline(queue, JOB))
     history = History("schedule", "your schedule", tuple(s.action for s in steps),
                       sentence(schedule))
@@ -322,9 +324,9 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
                  sweep_run_id, epoch.exempt(stamp, sweep_run_id.encode()), outcome, due=due)
 
 
-def with_times(schedule: Schedule, **times: int) -> Schedule:
-    """The schedule with some of its moments moved (a widget's controls, a test's draw)."""
-    return replace(schedule, **times)
+def with_times(schedule: Schedule, **changes: Any) -> Schedule:
+    """The schedule with some of its moments (or other fields) changed."""
+    return replace(schedule, **changes)
 
 
 # -- the live replay --------------------------------------------------------------------------

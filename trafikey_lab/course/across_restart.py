@@ -23,6 +23,7 @@ from trafikey_lab.course.feedback import (
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.histories import HISTORIES, History, Trace, agreement, compare, play
+from trafikey_lab.model import SweptMember
 from trafikey_lab.sweep import Verdict, count_stall
 from trafikey_lab.table import Table
 from trafikey_lab.text import reply, short
@@ -35,7 +36,8 @@ AGREE = "✓ agree"
 DIFFER = "✗ differ"
 
 
-def play_on_model(history, max_stalled: int, queue: Queue = QUEUE):
+def play_on_model(history, max_stalled: int,
+                  queue: Queue = QUEUE) -> tuple[Trace, list[SweptMember]]:
     """Plays the history on a fresh model and returns (trace, plan): the plan is the model's
     read pass over the queue just before the sweep ran (`ModelServer.plan_sweep`)."""
     model = ModelExecutor()
@@ -363,7 +365,10 @@ class FifthHistory:
                 findings.append(Finding(NOTE, f"the prediction recorded before the play still "
                                               f"holds: {self.prediction}"))
             return feedback(exercise, findings)
-        new = FifthPrediction(_word(stamp), _word(reading), _word(outcome))
+        # the words were checked above: each is one of the allowed ones, never None
+        stamp_word, reading_word, outcome_word = (_word(v) or "" for v in (stamp, reading,
+                                                                             outcome))
+        new = FifthPrediction(stamp_word, reading_word, outcome_word)
         if self.played and new != self.prediction:
             self.refused, first = new, self.prediction
             return feedback(exercise, [Finding(WRONG, (
@@ -386,11 +391,12 @@ class FifthHistory:
         given), only if they tell the fifth history and a prediction is recorded."""
         exercise = f"a fifth history: {FIFTH_TITLE}"
         findings = [Finding(WRONG, p) for p in _fifth_problems(steps)]
-        if self.prediction is None:
+        prediction = self.prediction
+        if prediction is None:
             findings.append(Finding(WRONG, "no prediction is recorded yet: run predict_fifth(...) "
                                            "with your three answers first; nothing is played "
                                            "before there is one"))
-        if findings:
+        if findings or prediction is None:
             return feedback(exercise, findings)
         if (refused := self.refused) is not None:
             findings.append(Finding(NOTE, f"the prediction changed after the result ({refused}) "
@@ -405,7 +411,7 @@ class FifthHistory:
                 continue
             self.played = True
             traces.append(trace)
-            findings.append(_history_finding(trace, self.prediction))
+            findings.append(_history_finding(trace, prediction))
         return feedback(exercise, findings, traces)
 
 

@@ -45,19 +45,20 @@ def draw_schedule(schedule: Schedule, decision: Decision, ax=None) -> dict:
     leases = []
     worker = next((m for m in d.moments if m.action in EXTENSIONS), None)
     first_end = schedule.lease_ms
-    extended = worker is not None and d.extension in ("stamped", "moved") \
-        and worker.at_ms <= d.sweep.at_ms
-    if extended:
+    extended = None
+    if worker is not None and d.extension in ("stamped", "moved") \
+            and worker.at_ms <= d.sweep.at_ms:
+        extended = worker
         first_end = worker.at_ms
     native = schedule.claim == "claim"
     leases.append(_lease(ax, 0, first_end, native, "EMQ.CLAIM · stamp: process 1" if native
                          else "claim2 · no stamp"))
-    if extended:
-        stamp = worker.action == "extend"
+    if extended is not None:
+        stamp = extended.action == "extend"
         kept = "no stamp" if d.stamp is None else f"stamp stays process {d.stamp}"
-        leases.append(_lease(ax, worker.at_ms, d.deadline_ms, stamp,
-                             f"{WORKERS[worker.action]} · "
-                             + (f"stamp: process {worker.process}" if stamp else kept)))
+        leases.append(_lease(ax, extended.at_ms, d.deadline_ms, stamp,
+                             f"{WORKERS[extended.action]} · "
+                             + (f"stamp: process {extended.process}" if stamp else kept)))
     elif worker is not None:
         ax.plot([worker.at_ms], [LEASE_Y], marker="v", color="black", linestyle="none")
         ax.annotate(f"{WORKERS[worker.action]}: " + ("replied 0" if d.extension == "refused"

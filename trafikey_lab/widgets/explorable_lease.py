@@ -2,9 +2,10 @@
 milliseconds, see at once what the sweep decides and why, then replay that timing live.
 
 The rule is `schedule.decide` and the drawing `plots.schedule_timeline`; this class only lays
-them out. The controls are labelled number fields that answer as they change: the arrow keys and the
-field's spin buttons move them by a step (10 ms), and any value can be typed. (An ipywidgets slider gives its handle no
-accessible name, so a screen reader could not tell one slider from another.)
+them out. The controls are labelled number fields that answer as they change: the arrow keys
+and the field's spin buttons move them by a step (10 ms), and any value can be typed. (An
+ipywidgets slider gives its handle no accessible name, so a screen reader could not tell one
+slider from another.)
 """
 
 import html
@@ -20,6 +21,7 @@ from trafikey_lab.course.across_restart import AGREE, QUEUE, comparison_rows
 from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import ModelExecutor, Queue
+from trafikey_lab.histories import Trace
 from trafikey_lab.plots.alt import bundle
 from trafikey_lab.plots.schedule_timeline import DPI, FIGSIZE, draw_schedule
 from trafikey_lab.schedule import Schedule
@@ -87,7 +89,7 @@ class ExplorableLease:
         self.replay = widgets.HTML()
         self.comparison = widgets.HTML()
         self.decision: S.Decision | None = None
-        self.live_trace = None
+        self.live_trace: Trace | None = None
         self.plan: S.LivePlan | None = None
         self._figure, self._ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
         self._figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.92)

@@ -88,8 +88,6 @@ class LeaseAcrossRestart:
         self.progress = widgets.HTML(progress_html(0, 1))
         self.status = widgets.Label()
         self.comparison = widgets.HTML()
-        self.trace: Trace | None = None
-        self.plan = None
         self.live_trace: Trace | None = None
         self.drawn: dict | None = None
         self._live_lock = threading.Lock()
@@ -114,14 +112,13 @@ class LeaseAcrossRestart:
 
     def update(self) -> None:
         """Plays the chosen history on the model and writes every output from its trace."""
-        self.trace, self.plan = play_on_model(self.history.value, self.max_stalled.value,
-                                              self.queue)
-        trace = self.trace
+        trace, plan = play_on_model(self.history.value, self.max_stalled.value, self.queue)
+        self.trace, self.plan = trace, plan
         self.drawn = draw_timeline(trace)
         self.figure.outputs = (_figure_output(self.drawn["figure"]),)
         plt.close(self.drawn["figure"])
         self.reading.value = f"<code>{html.escape(reading_line(trace))}</code>"
-        (member,) = self.plan
+        (member,) = plan
         self.writes.value = (
             f"<b>{trace.reading} → {trace.outcome}</b>: the writes the verdict implies"
             + _list(describe_write(w) for w in member.writes)
