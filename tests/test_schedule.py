@@ -55,7 +55,7 @@ def decided(schedule: Schedule):
         "stamp": d.stamp,
         "sweep process": d.sweep.process,
         "stalled after": d.stalled_after,
-        "extension replied": None if not d.extension else 0 if d.extension == "refused" else 1,
+        "extension replied": None if not d.extension else 0 if d.extension == "not live" else 1,
         "processes": 2 if schedule.restarts else 1,
     }
 
@@ -132,7 +132,7 @@ def test_a_call_at_the_restarts_millisecond_is_served_by_the_new_process():
 
 def test_an_extension_after_the_sweep_took_the_job_replies_0():
     s = Schedule(restarts=False, worker="extend", worker_at_ms=1600, sweep_at_ms=1500)
-    assert decide(s).extension == "refused" and played(s)["extension replied"] == 0
+    assert decide(s).extension == "not live" and played(s)["extension replied"] == 0
 
 
 def test_an_extension_after_its_deadline_but_before_the_sweep_still_succeeds():
@@ -178,3 +178,21 @@ def test_the_sweep_leaves_a_not_due_lease_in_active():
     trace = play(Schedule(restarts=False, sweep_at_ms=10), ModelExecutor())
     assert trace.steps[-1].reply == [[], []] and trace.steps[-1].row[b"state"] == b"active"
     assert JOB not in trace.steps[-1].reply[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(schedules)
+def test_the_live_plan_keeps_every_moment_in_order_within_about_3_seconds(schedule):
+    plan = S.LivePlan(schedule)
+    times = S.key_times(schedule)
+    live = [plan.live[t] for t in times]
+    assert all(a < b for a, b in zip(live, live[1:]))
+    # only the widened gaps may push the replay past the budget
+    assert plan.total_ms <= 3000 + plan.min_gap_ms * len(times)
+    if schedule.restarts:
+        assert plan.slot_ms >= 900
+
+
+def test_a_long_downtime_is_shrunk_with_the_rest():
+    plan = S.LivePlan(Schedule(restart_ms=5000, sweep_at_ms=6000))
+    assert plan.total_ms == 3000 and plan.factor == 0.5 and plan.slot_ms == 2500

@@ -33,6 +33,11 @@ BOUNDARIES = {
     "extension after the sweep took the job": Schedule(restarts=False, worker="extend",
                                                        worker_at_ms=1600),
     "counted below the budget": Schedule(restarts=False, max_stalled=3, stalled_before=1),
+    "a restart with no downtime, swept at its millisecond": Schedule(
+        restart_at_ms=1500, restart_ms=0, sweep_at_ms=1500),
+    "a restart with no downtime, 10 ms before the deadline": Schedule(
+        lease_ms=410, restart_at_ms=400, restart_ms=0, sweep_at_ms=400),
+    "a downtime longer than the budget": Schedule(restart_ms=5000, sweep_at_ms=6000),
 }
 
 
@@ -41,7 +46,7 @@ def random_schedule(rng: random.Random) -> Schedule:
     return Schedule(
         lease_ms=lease, claim=rng.choice(tuple(S.CLAIMS)), worker=rng.choice(tuple(S.WORKERS)),
         worker_at_ms=rng.randint(0, 2500), restarts=rng.random() < 0.7,
-        restart_at_ms=rng.randint(0, 2500), restart_ms=rng.randint(0, 800),
+        restart_at_ms=rng.randint(0, 2500), restart_ms=rng.choice((0, rng.randint(1, 800))),
         sweep_at_ms=rng.randint(0, 3000), max_stalled=rng.randint(1, 3),
         stalled_before=rng.randint(0, 2))
 
@@ -99,3 +104,8 @@ def test_the_boundaries_flip_as_named():
     assert words["downtime 1 ms shorter than the rest of the lease"] == ("not read", "untouched")
     assert words["downtime as long as the rest of the lease"] == ("exempt", "recovered")
     assert words["counted below the budget"] == ("counted", "recovered")
+    assert words["a restart with no downtime, swept at its millisecond"] == ("exempt",
+                                                                              "recovered")
+    assert words["a restart with no downtime, 10 ms before the deadline"] == ("not read",
+                                                                               "untouched")
+    assert words["a downtime longer than the budget"] == ("exempt", "recovered")

@@ -3,7 +3,8 @@
 A history (`histories`) says what happens in which order; a schedule also says when, in
 milliseconds from the claim, so that the epoch's boundaries show: a lease that ran out before
 a restart and is swept after it, an extension on either side of the restart, a sweep one
-millisecond before its deadline or at it, a downtime longer or shorter than the lease.
+millisecond before its deadline or at it, a downtime that outlasts what is left of the lease
+or not (for a sweep the downtime holds back).
 
 `decide` is the rule, as a pure function of the schedule: which process stamped the lease,
 which one sweeps it, whether the sweep finds it due (`deadline <= now`), the reading and the
@@ -11,11 +12,12 @@ outcome, and the outcome without the epoch. `play` runs the same schedule on an 
 by step, so tests hold `decide` to the model, and the live replay (`LivePlan`) to the module.
 
 Two rules of time the schedule needs and the verbs do not say:
-- While the server is down (from the restart for `restart_ms`) no call is served: a call due
-  then (the worker's extension, the sweep) runs the moment the server is back, as a client
+- While the server is down (from the restart for `restart_ms`) no call is served: a call asked
+  for then (the worker's extension, the sweep) runs the moment the server is back, as a client
   that retries would.
-- Calls due at the same millisecond run in one order: the restart, the worker's extension,
-  then the sweep. The claim is at 0, before all of them.
+- Calls that run at the same millisecond, every call held until the end of the downtime
+  included, run in one order: the restart, the worker's extension, then the sweep. The claim
+  is at 0, before all of them.
 """
 
 from dataclasses import dataclass, replace
@@ -119,7 +121,7 @@ class Decision:
     sweep: Moment
     extension: str
     """What the worker's extension did: "" (none), "stamped", "moved" (the script: deadline
-    only) or "refused" (the job was no longer in active: the sweep had taken it)."""
+    only) or "not live" (it replied 0: the sweep had taken the job out of active)."""
     due: bool
     """Whether the sweep finds the lease expired: deadline <= now."""
     reading: str
@@ -128,7 +130,8 @@ class Decision:
     """recovered, dead, or untouched (not due: the job stays in active)."""
     stalled_after: int
     without_epoch: str
-    """The outcome had the sweep counted every expired lease, as one with no stamp must."""
+    """The outcome had the sweep counted every expired lease, as a sweep without the epoch
+    must."""
 
 
 def decide(schedule: Schedule) -> Decision:
@@ -151,7 +154,7 @@ def decide(schedule: Schedule) -> Decision:
     due = deadline <= sweep.at_ms
     if worker is not None:
         # after a sweep that took the job out of active, the extension finds no lease
-        extension = ("refused" if not first and due
+        extension = ("not live" if not first and due
                      else "stamped" if worker.action == "extend" else "moved")
     counted = count_stall(_stalled(schedule), schedule.max_stalled)
     if not due:
@@ -186,8 +189,8 @@ def sentence(schedule: Schedule, decision: Decision | None = None) -> str:
     sweep = d.sweep
     worker = next((m for m in d.moments if m.action in EXTENSIONS), None)
     after = worker is not None and worker.at_ms > sweep.at_ms
-    parts = [_extension_clause(d)] if worker is not None and not after else []
-    then = f"; then {_extension_clause(d)}" if after else ""
+    parts = [_extension_clause(schedule, d)] if worker is not None and not after else []
+    then = f"; then {_extension_clause(schedule, d)}" if after else ""
     late = (f" (asked for {sweep.asked_ms} ms, while the server was down)"
             if sweep.asked_ms != sweep.at_ms else "")
     if not d.due:
@@ -203,22 +206,25 @@ def sentence(schedule: Schedule, decision: Decision | None = None) -> str:
     if d.reading == "exempt":
         return f"{head}: exempt, back to pending uncounted (stalled stays {d.stalled_after}){then}"
     if d.outcome == "dead":
-        return (f"{head}: counted, stalled {schedule.stalled_before} → {d.stalled_after} reaches "
-                f"max_stalled {schedule.max_stalled}: dead{then}")
+        return (f"{head}: counted, stalled {schedule.stalled_before} → {d.stalled_after}, not "
+                f"below max_stalled {schedule.max_stalled}: dead{then}")
     return (f"{head}: counted, stalled {schedule.stalled_before} → {d.stalled_after}, below "
             f"max_stalled {schedule.max_stalled}: back to pending{then}")
 
 
-def _extension_clause(d: Decision) -> str:
+def _extension_clause(schedule: Schedule, d: Decision) -> str:
     worker = next(m for m in d.moments if m.action in EXTENSIONS)
     verb = WORKERS[worker.action]
     at = f"{verb} at {worker.at_ms} ms"
     if worker.asked_ms != worker.at_ms:
         at += f" (asked for {worker.asked_ms} ms, while the server was down)"
-    if d.extension == "refused":
+    if d.extension == "not live":
         return f"{at} found the job no longer in active and replied 0"
+    stamped = (f"stamping the row with process {worker.process}" if d.extension == "stamped"
+               else "leaving the stamp as it was")
     if worker.at_ms > d.sweep.at_ms:
-        return f"{at} extended a lease the sweep had left alone"
+        return (f"{at} extended the lease the sweep had left, to "
+                f"{worker.at_ms + schedule.lease_ms} ms, {stamped}")
     if d.extension == "stamped":
         return (f"{at} moved the deadline to {d.deadline_ms} ms and stamped the row with "
                 f"process {worker.process}")
@@ -230,7 +236,9 @@ def _ran_out(schedule: Schedule, deadline: int) -> str:
     if not schedule.restarts:
         return ""
     down, up = schedule.restart_at_ms, schedule.restart_at_ms + schedule.restart_ms
-    if deadline <= down:
+    if deadline == down:
+        return ", the moment the server went down"
+    if deadline < down:
         return f", {down - deadline} ms before the restart"
     if deadline < up:
         return f", {deadline - down} ms into the restart's downtime"
@@ -352,13 +360,15 @@ class LivePlan(Clock):
 
     A real server cannot honour every time: waits overshoot by a few ms, a call takes its round
     trip, and a restart takes what it takes (about a quarter of a second here). So the replay
-    keeps the order of every moment and nothing finer. Each gap of the schedule is scaled by
-    one factor, so that the replay fits the budget; a gap the scaling makes shorter than
-    `min_gap_ms` is widened to it, so that no overshoot can swap two moments; the restart's
-    downtime is given at least `restart_slot_ms`, so that the real restart ends within it. A
-    sweep the schedule puts at or after its deadline waits, live, for the deadline the server
-    wrote. The verdict depends only on the order, so the scaling cannot change it; `held`
-    checks afterwards that the live run kept that order, and `report` says what was done."""
+    keeps the order of every moment and nothing finer. A schedule longer than the budget is
+    shrunk by one factor (a shorter one plays at its own pace); a gap outside the downtime that
+    the shrinking makes shorter than `min_gap_ms` is widened to it, so that no overshoot can
+    swap two moments; the restart is given at least `restart_slot_ms` (its downtime stretched
+    to it, or that long inserted after a restart with no downtime), so that the real restart
+    ends within it. A sweep the schedule puts at or after its deadline waits, live, for the
+    deadline the server wrote. The reading and outcome depend only on the order, so the
+    scaling cannot change them; `held` checks afterwards that the live run kept that order,
+    and `report` says what was done."""
 
     def __init__(self, schedule: Schedule, budget_ms: int = 3000, min_gap_ms: int = 60,
                  restart_slot_ms: int = 900):
@@ -366,22 +376,29 @@ class LivePlan(Clock):
         self.min_gap_ms = min_gap_ms
         times = key_times(schedule)
         down, up = schedule.restart_at_ms, schedule.restart_at_ms + schedule.restart_ms
-        self.slot_ms = max(restart_slot_ms, 0) if schedule.restarts else 0
-        outside = [(a, b) for a, b in zip(times, times[1:])
-                   if not (schedule.restarts and down <= a and b <= up)]
-        span = sum(b - a for a, b in outside)
-        self.factor = min(1.0, max(budget_ms - self.slot_ms, 0) / span) if span else 1.0
-        self.scaled_downtime_ms = round(schedule.restart_ms * self.factor)
-        self.slot_ms = max(self.slot_ms, self.scaled_downtime_ms) if schedule.restarts else 0
+        downtime = schedule.restart_ms if schedule.restarts else 0
+        least = restart_slot_ms if schedule.restarts else 0
+
+        def inside(a: int, b: int) -> bool:
+            return schedule.restarts and down <= a and b <= up and a < b
+
+        span = sum(b - a for a, b in zip(times, times[1:]) if not inside(a, b))
+        self.factor = min(1.0, budget_ms / (span + downtime)) if span + downtime else 1.0
+        if downtime * self.factor < least:  # the restart's slot is fixed: shrink the rest
+            self.factor = min(1.0, max(budget_ms - least, 0) / span) if span else 1.0
+        self.scaled_downtime_ms = round(downtime * self.factor)
+        self.slot_ms = max(least, self.scaled_downtime_ms)
         self.widened = 0
         self.live = {times[0]: 0.0}
         for a, b in zip(times, times[1:]):
-            if schedule.restarts and down <= a and b <= up:
-                gap = self.slot_ms * (b - a) / schedule.restart_ms
+            if inside(a, b):
+                gap = self.slot_ms * (b - a) / downtime
             else:
                 gap = (b - a) * self.factor
                 if gap < min_gap_ms:
                     gap, self.widened = float(min_gap_ms), self.widened + 1
+                if schedule.restarts and downtime == 0 and a == down:
+                    gap += self.slot_ms  # the restart itself, which the schedule gives no time
             self.live[b] = self.live[a] + gap
         self.due = decide(schedule).due
         self.origin = self._now = 0
@@ -409,6 +426,10 @@ class LivePlan(Clock):
 
     def wait(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
         target = self.origin + self.at(moment.at_ms)
+        s = self.schedule
+        if s.restarts and s.restart_ms == 0 and moment.process == 2 \
+                and moment.at_ms == s.restart_at_ms:
+            target += self.slot_ms  # served after a restart with no downtime: wait for it
         if moment.action == "sweep" and self.due and deadline_ms is not None:
             target = max(target, deadline_ms)
         executor.wait_until(target - 1)
@@ -441,20 +462,26 @@ class LivePlan(Clock):
         planned = key_times(s)[-1]
         parts = [f"the schedule's {planned} ms laid out over {self.total_ms} ms of real time"]
         if self.factor < 1:
-            parts.append(f"every gap scaled by {self.factor:.2f}")
+            parts.append(f"every gap outside the downtime scaled by {self.factor:.2f}")
         if self.widened:
             parts.append(f"{self.widened} gap(s) shorter than {self.min_gap_ms} ms after scaling "
                          f"widened to {self.min_gap_ms} ms")
         if s.restarts:
             took = ("" if self.restart_took_ms is None
                     else f"; the restart took {self.restart_took_ms} ms")
-            if self.slot_ms > self.scaled_downtime_ms:
+            if s.restart_ms == 0:
+                parts.append(f"the restart, which the schedule gives no downtime, given "
+                             f"{self.slot_ms} ms, since a real restart takes about a quarter of "
+                             f"a second: the calls after it wait for that{took}")
+            elif self.slot_ms > self.scaled_downtime_ms:
                 parts.append(f"the downtime of {s.restart_ms} ms (scaled: "
                              f"{self.scaled_downtime_ms} ms) stretched to {self.slot_ms} ms, "
                              f"since a real restart takes about a quarter of a second{took}")
             else:
                 parts.append(f"the downtime given {self.slot_ms} ms{took}")
-        order = ("every moment kept its order, which is all the verdict depends on"
+        if self.swept_at is None:
+            return "; ".join(parts) + ". Not replayed yet."
+        order = ("every moment kept its order, which is all the reading and outcome depend on"
                  if self.held() else
                  "the live timing did NOT keep the schedule's order (a call or the restart ran "
                  "late): the comparison below does not test the rule; press Run live again")

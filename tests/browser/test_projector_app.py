@@ -184,7 +184,8 @@ def test_the_explorable_lease_moves_by_keyboard_and_mouse_and_its_replay_agrees(
     lease.shows("exempt, back to pending uncounted")
     lease.run_live.click()
     status = lease.wait_for_agreement()
-    assert "the sweep read exempt → recovered" in status
+    assert ("the lab reads the stamp as exempt, and the sweep's reply makes the job recovered"
+            in status)
     app_page.screenshot(path=SCREENSHOTS / "app-explorable-lease.png", full_page=True)
 
 

@@ -113,10 +113,16 @@ def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, st
         rows.append((action, step_summary(m), step_summary(live),
                      AGREE if agree else f"{DIFFER}: {detail}"))
     action, agree, detail = compared[-1]
-    rows.append((action, f"read as {model_trace.reading} → {model_trace.outcome}",
-                 f"read as {live_trace.reading} → {live_trace.outcome}",
+    rows.append((action, read_as(model_trace), read_as(live_trace),
                  AGREE if agree else f"{DIFFER}: {detail}"))
     return rows
+
+
+def read_as(trace: Trace) -> str:
+    """The lab's reading and the sweep's outcome, or that the sweep found the lease not due."""
+    if not trace.due:
+        return f"not due, so not read → {trace.outcome}"
+    return f"read as {trace.reading} → {trace.outcome}"
 
 
 def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 1,

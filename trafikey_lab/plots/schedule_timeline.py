@@ -40,7 +40,8 @@ def draw_schedule(schedule: Schedule, decision: Decision, ax=None) -> dict:
     if schedule.restarts:
         downtime = ax.barh(SERVER_Y, max(up - down, end / 400), left=down, height=0.45,
                            color="white", hatch="xx", edgecolor=GREY)[0]
-        ax.annotate(f"down {schedule.restart_ms} ms", (down, SERVER_Y + 0.3), fontsize=8)
+        ax.annotate(f"down {schedule.restart_ms} ms" if schedule.restart_ms else "restart",
+                    (down, SERVER_Y + 0.3), fontsize=8)
 
     leases = []
     worker = next((m for m in d.moments if m.action in EXTENSIONS), None)
@@ -61,7 +62,7 @@ def draw_schedule(schedule: Schedule, decision: Decision, ax=None) -> dict:
                              + (f"stamp: process {extended.process}" if stamp else kept)))
     elif worker is not None:
         ax.plot([worker.at_ms], [LEASE_Y], marker="v", color="black", linestyle="none")
-        ax.annotate(f"{WORKERS[worker.action]}: " + ("replied 0" if d.extension == "refused"
+        ax.annotate(f"{WORKERS[worker.action]}: " + ("replied 0" if d.extension == "not live"
                                                      else "after the sweep"),
                     (worker.at_ms, LEASE_Y - 0.35), fontsize=8)
     elif schedule.worker == "stops":
@@ -101,9 +102,15 @@ def _lease(ax, start: int, end: int, stamps: bool, label: str):
 
 def alt_text(schedule: Schedule, decision: Decision) -> str:
     """The figure in words: what it draws, then the schedule's sentence."""
-    restart = (f"the server is down from {schedule.restart_at_ms} to "
-               f"{schedule.restart_at_ms + schedule.restart_ms} ms, process 1 before and "
-               "process 2 after; " if schedule.restarts else "one process throughout; ")
+    if not schedule.restarts:
+        restart = "one process throughout; "
+    elif schedule.restart_ms == 0:
+        restart = (f"the server restarts at {schedule.restart_at_ms} ms with no downtime, "
+                   "process 1 before and process 2 after; ")
+    else:
+        restart = (f"the server is down from {schedule.restart_at_ms} to "
+                   f"{schedule.restart_at_ms + schedule.restart_ms} ms, process 1 before and "
+                   "process 2 after; ")
     return (f"Timeline to scale, in ms after the claim, of a {schedule.lease_ms} ms lease at "
             f"max_stalled {schedule.max_stalled}: {restart}the sweep at "
             f"{decision.sweep.at_ms} ms. {sentence(schedule, decision)[0].upper()}"

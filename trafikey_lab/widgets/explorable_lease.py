@@ -49,8 +49,9 @@ def _figure_output(figure: Figure) -> dict:
 
 class ExplorableLease:
     """Controls: preset, claim, worker, restarts and one number field per time and count
-    (`fields`); outputs: figure, sentence, verdict (reading, outcome and the writes), the
-    counterfactual, Run live, status, replay (how the live run was scaled), comparison.
+    (`fields`); outputs: figure, sentence, verdict (the reading and outcome, and the writes
+    the sweep's verdict implies), the counterfactual, Run live, status, replay (how the live
+    run was scaled), comparison.
 
     live is the executor Run live plays on (course.live in the notebooks); None says why
     nothing can run live."""
@@ -219,8 +220,12 @@ class ExplorableLease:
         model = S.play(schedule, ModelExecutor(), self.queue)
         rows = comparison_rows(model, trace)
         agreed = all(mark == AGREE for *_, mark in rows)
+        found = (f"the sweep found the lease not due and replied with neither list: "
+                 f"{trace.outcome}" if not trace.due else
+                 f"the lab reads the stamp as {trace.reading}, and the sweep's reply makes the "
+                 f"job {trace.outcome}")
         self.status.value = (
-            f"done: live, the sweep read {trace.reading} → {trace.outcome}; "
+            f"done: live, {found}; "
             + ("model and live agree at every step, reading and outcome included" if agreed
                else "model and live differ"))
         self.replay.value = f"<b>how the replay kept time:</b> {html.escape(plan.report())}"
