@@ -31,6 +31,7 @@ prefix are removed. Exit status 0 only when every check passed.
 """
 
 import argparse
+import functools
 import json
 import os
 import pwd
@@ -48,7 +49,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,6 +58,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tools"))
 
 import processes  # noqa: E402
+import progress  # noqa: E402
 import workshop  # noqa: E402
 from learner import Learner, LearnerFailed  # noqa: E402
 from settings import COURSE_FOLDER, HubSettings, server_port  # noqa: E402
@@ -94,16 +95,8 @@ class Work:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
-def say(message: str) -> None:
-    print(f"hub-check: {message}", flush=True)
-
-
-@contextmanager
-def step(name: str):
-    say(f"{name} ...")
-    began = time.monotonic()
-    yield
-    say(f"{name}: done in {time.monotonic() - began:.0f} s")
+say = functools.partial(progress.say, "hub-check")
+step = functools.partial(progress.step, "hub-check")
 
 
 def spread(values: list[float]) -> str:

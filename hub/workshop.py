@@ -19,6 +19,7 @@ server; the learners' accounts and homes stay until `remove-learners`. The same 
 """
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -40,6 +41,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tools"))
 sys.path.insert(0, str(HERE))
 
+import progress  # noqa: E402
 from checkout import copy_repository, repository_files  # noqa: E402
 from settings import PREFIX, HubSettings, SettingsError  # noqa: E402
 
@@ -63,8 +65,7 @@ class SetupFailed(Exception):
     """A step of the set-up failed; the message says which and what to do."""
 
 
-def say(message: str) -> None:
-    print(f"hub: {message}", flush=True)
+say = functools.partial(progress.say, "hub")
 
 
 def free_port() -> int:

@@ -186,7 +186,7 @@ def _hex_address(text: str) -> str:
     return ":".join(b"".join(words)[i:i + 2].hex() for i in range(0, 16, 2))
 
 
-def listening_sockets(pid: int) -> list[tuple[str, str, int | str]]:
+def listening_sockets(pid: int) -> list[tuple[str, str, int]]:
     """Every socket the process listens on: ("tcp", address, port) or ("unix", path, 0)."""
     inodes = socket_inodes(pid)
     found = []

@@ -37,7 +37,7 @@ def texts(feedback):
 
 
 def triples(queue, claims):
-    return [part for job, attempt in claims for part in (job, queue.row(job), attempt)]
+    return [part for job, attempt in claims for part in (job, queue.row_key(job), attempt)]
 
 
 # -- right variants -----------------------------------------------------------------------------
@@ -51,23 +51,24 @@ RIGHT_MOVES = {
         "EMQ.EXTENDS", q.active, 75_000, *triples(q, claims)),
     "EMQ.EXTEND sent with call": lambda ex, q, claims: [
         job for job, attempt in claims
-        if ex.call("EMQ.EXTEND", q.active, q.row(job), job, attempt, 90_000) == 1],
+        if ex.call("EMQ.EXTEND", q.active, q.row_key(job), job, attempt, 90_000) == 1],
     "the lost claim skipped by reading the row, the claim's own attempt used": (
         lambda ex, q, claims: ex.extends(q, 60_000, [
             (job, attempt) for job, attempt in claims
             if ex.row(q, job)[b"attempts"] == str(attempt).encode()])),
     "the lost claim skipped by HGET of attempts": lambda ex, q, claims: ex.extends(q, 60_000, [
         (job, attempt) for job, attempt in claims
-        if ex.call("HGET", q.row(job), "attempts") == str(attempt).encode()]),
+        if ex.call("HGET", q.row_key(job), "attempts") == str(attempt).encode()]),
     "the lost claim skipped by HKEYS and HVALS of the row": lambda ex, q, claims: ex.extends(
         q, 60_000, [(job, attempt) for job, attempt in claims
-                    if dict(zip(ex.call("HKEYS", q.row(job)), ex.call("HVALS", q.row(job))))[
-                        b"attempts"] == str(attempt).encode()]),
+                    if dict(zip(ex.call("HKEYS", q.row_key(job)),
+                                ex.call("HVALS", q.row_key(job))))[b"attempts"]
+                    == str(attempt).encode()]),
     "the claims checked with HMGET, ZSCORE, TYPE and EXISTS first": lambda ex, q, claims: [
         job for job, attempt in claims
-        if ex.call("TYPE", q.row(job)) == b"hash" and ex.call("EXISTS", q.row(job)) == 1
+        if ex.call("TYPE", q.row_key(job)) == b"hash" and ex.call("EXISTS", q.row_key(job)) == 1
         and ex.call("ZSCORE", q.active, job) is not None
-        and ex.call("HMGET", q.row(job), "state", "attempts") == [b"active",
+        and ex.call("HMGET", q.row_key(job), "state", "attempts") == [b"active",
                                                                     str(attempt).encode()]
         and ex.extend(q, job, attempt, 60_000) == 1],
     "ids returned as text": lambda ex, q, claims: [
@@ -178,7 +179,7 @@ def forge_with_hset_and_zadd(ex, q, claims):
     moved = []
     for job, attempt in claims:
         if ex.row(q, job)[b"attempts"] == str(attempt).encode():
-            ex.call("HSET", q.row(job), "lease_epoch", ex.run_id)
+            ex.call("HSET", q.row_key(job), "lease_epoch", ex.run_id)
             ex.call("ZADD", q.active, ex.now_ms() + 60_000, job)
             moved.append(job)
     return moved
@@ -186,7 +187,7 @@ def forge_with_hset_and_zadd(ex, q, claims):
 
 def extend_then_restamp_by_hand(ex, q, claims):
     moved = ex.extends(q, 60_000, claims)
-    ex.call("HSET", q.row(moved[0]), "lease_epoch", ex.run_id)
+    ex.call("HSET", q.row_key(moved[0]), "lease_epoch", ex.run_id)
     return moved
 
 
@@ -223,7 +224,7 @@ WRONG_MOVES = {
     "HSET of lease_epoch and ZADD of a deadline": (
         forge_with_hset_and_zadd, "your function wrote with HSET, ZADD itself"),
     "HSET of lease_epoch alone": (
-        lambda ex, q, claims: [ex.call("HSET", q.row(job), "lease_epoch", ex.run_id)
+        lambda ex, q, claims: [ex.call("HSET", q.row_key(job), "lease_epoch", ex.run_id)
                                for job, _ in claims],
         "your function wrote with HSET itself"),
     "a right extension followed by a stamp written by hand": (
@@ -272,7 +273,7 @@ WRONG_MOVES = {
         ("refused with ERR EMQ lease must be a positive integer: that call wrote nothing, but "
          "what your function sent before it stands")),
     "HDEL of the stamp, which the model does not run": (
-        lambda ex, q, claims: [ex.call("HDEL", q.row(job), "lease_epoch") for job, _ in claims],
+        lambda ex, q, claims: [ex.call("HDEL", q.row_key(job), "lease_epoch") for job, _ in claims],
         "your function wrote with HDEL itself"),
     "a restart of its own": (
         lambda ex, q, claims: (ex.restart(), ex.extends(q, 60_000, claims)),
@@ -311,7 +312,7 @@ def test_a_script_sent_with_eval_to_write_the_stamp_is_seen_on_the_live_server(l
 
     def by_eval(ex, q, claims):
         for job, _ in claims:
-            ex.call("EVAL", script, 1, q.row(job), ex.run_id)
+            ex.call("EVAL", script, 1, q.row_key(job), ex.run_id)
         return ex.extends(q, 60_000, claims)
 
     feedback = check_lease_move(by_eval, executors=(live,))

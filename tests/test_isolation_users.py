@@ -118,7 +118,7 @@ def other_user():
 
 
 def probe(server: LabServer, user=None, password: str = "") -> dict:
-    targets = [[kind, where, port, MINE.row("job-1").decode()]
+    targets = [[kind, where, port, MINE.row_key("job-1").decode()]
                for kind, where, port in listening_sockets(server.pid)]
     paths = [str(server.data_dir), str(server.log_path), str(server.config_path),
              f"/proc/{server.pid}/environ", f"/proc/{server.pid}/cmdline"]
@@ -143,7 +143,7 @@ def refused_everything(report: dict, server: LabServer) -> None:
         if control is not None:
             # The same socket with the password answers: the refusals above are the password's.
             assert control == ["+OK", "*6"], control
-    assert server.client.hgetall(MINE.row("job-1"))[b"payload"] == ROW.encode()
+    assert server.client.hgetall(MINE.row_key("job-1"))[b"payload"] == ROW.encode()
     assert server.client.exists("intruder") == 0
 
 

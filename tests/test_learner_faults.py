@@ -201,7 +201,7 @@ def test_an_interrupt_during_the_sweep_leaves_no_half_written_row(kernel):
 
     # What the model writes for one such lease is what every swept row holds.
     model = ModelExecutor()
-    model.call("HSET", queue.row("j1"), "state", "active", "attempts", "1",
+    model.call("HSET", queue.row_key("j1"), "state", "active", "attempts", "1",
                "lease_epoch", model.run_id)
     model.call("ZADD", queue.active, 1, "j1")
     model.sweep(queue, 1000)
@@ -209,7 +209,7 @@ def test_an_interrupt_during_the_sweep_leaves_no_half_written_row(kernel):
     expected["lease_epoch"] = "<this process>"
     if swept:
         row = kernel.json('print(json.dumps({k.decode(): v.decode() for k, v in '
-                          'course.server.client.hgetall(big.row("j1")).items()}))')
+                          'course.server.client.hgetall(big.row_key("j1")).items()}))')
         assert row.pop("lease_epoch") == state["run_id"]
         assert {**row, "lease_epoch": "<this process>"} == expected
 

@@ -27,7 +27,7 @@ def client(lab):
 
 
 def put_row(client, job, **fields):
-    row = QUEUE.row(job)
+    row = QUEUE.row_key(job)
     client.delete(row)
     client.hset(row, mapping={"state": "pending", "attempts": "0", **fields})
     return row
@@ -76,7 +76,7 @@ def exec_after_watching(lab, key, action):
 def test_a_claim_aborts_the_exec_of_a_client_watching_any_key_it_writes(lab, client, written):
     put_row(client, "a")
     client.zadd(QUEUE.pending, {"a": 0, "b": 1})
-    key = {"pending": QUEUE.pending, "active": QUEUE.active, "row": QUEUE.row("a")}[written]
+    key = {"pending": QUEUE.pending, "active": QUEUE.active, "row": QUEUE.row_key("a")}[written]
     assert not exec_after_watching(lab, key, lambda: claim(client))
 
 
@@ -86,7 +86,7 @@ def test_a_sweep_aborts_the_exec_of_a_client_watching_any_key_it_writes(lab, cli
     expired(client, "exempt")
     expired(client, "dead", lease_epoch=here, stalled="5")
     key = {"active": QUEUE.active, "pending": QUEUE.pending, "dead": QUEUE.dead,
-           "exempt row": QUEUE.row("exempt"), "dead row": QUEUE.row("dead")}[written]
+           "exempt row": QUEUE.row_key("exempt"), "dead row": QUEUE.row_key("dead")}[written]
     assert not exec_after_watching(lab, key, lambda: sweep(client))
 
 
@@ -94,7 +94,7 @@ def test_an_extend_aborts_the_exec_of_a_client_watching_its_row(lab, client):
     put_row(client, "a")
     client.zadd(QUEUE.pending, {"a": 0})
     claim(client)
-    row = QUEUE.row("a")
+    row = QUEUE.row_key("a")
     assert not exec_after_watching(
         lab, row, lambda: client.execute_command("EMQ.EXTEND", QUEUE.active, row, "a", 1, LONG))
 
@@ -105,14 +105,14 @@ def test_a_verb_that_writes_nothing_leaves_watchers_alone_though_it_opened_keys_
     put_row(client, "lane", group="g")
     client.zadd(QUEUE.active, {"lane": 1})
     client.set("unrelated", "x")
-    for key in SWEPT[:3] + (QUEUE.row("lane"),):
+    for key in SWEPT[:3] + (QUEUE.row_key("lane"),):
         assert exec_after_watching(lab, key, lambda: sweep(client)), key
         assert exec_after_watching(lab, key, lambda: claim(client)), key
 
 
 def test_a_refused_verb_leaves_watchers_alone(lab, client):
     expired(client, "bad", lease_epoch=client.info("server")["run_id"], stalled="x")
-    for key in (QUEUE.active, QUEUE.pending, QUEUE.row("bad")):
+    for key in (QUEUE.active, QUEUE.pending, QUEUE.row_key("bad")):
         with pytest.raises(redis.ResponseError, match="not an integer"):
             sweep(client)
         assert exec_after_watching(lab, key, lambda: None), key
@@ -128,13 +128,14 @@ def test_the_verbs_run_inside_multi_exec_and_answer_there(client):
     client.zadd(QUEUE.pending, {"a": 0})
     with client.pipeline(transaction=True) as pipe:
         pipe.execute_command("EMQ.CLAIM", QUEUE.pending, QUEUE.active, QUEUE.prefix, LONG)
-        pipe.execute_command("EMQ.EXTEND", QUEUE.active, QUEUE.row("a"), "a", 1, LONG)
-        pipe.execute_command("EMQ.EXTENDS", QUEUE.active, LONG, "a", QUEUE.row("a"), 1)
+        pipe.execute_command("EMQ.EXTEND", QUEUE.active, QUEUE.row_key("a"), "a", 1, LONG)
+        pipe.execute_command("EMQ.EXTENDS", QUEUE.active, LONG, "a", QUEUE.row_key("a"), 1)
         pipe.execute_command("EMQ.STALLED.CHECK", *SWEPT, 1)
         claimed, extended, extends, swept = pipe.execute()
     assert claimed[:2] == [b"a", 1]
     assert (extended, extends, swept) == (1, [b"a"], [[], []])
-    assert client.hget(QUEUE.row("a"), "lease_epoch") == client.info("server")["run_id"].encode()
+    assert (client.hget(QUEUE.row_key("a"), "lease_epoch")
+            == client.info("server")["run_id"].encode())
 
 
 # -- keyspace notifications -----------------------------------------------------------------
@@ -176,7 +177,7 @@ def test_a_claim_sends_the_events_its_plain_zrem_hset_zadd_send(client):
     here = client.info("server")["run_id"]
     plain = events_of(client, lambda: (
         client.zrem(QUEUE.pending, "ghost", "a"),
-        client.hset(QUEUE.row("a"), mapping={"state": "active", "attempts": 1, "lease_epoch": here}),
+        client.hset(QUEUE.row_key("a"), mapping={"state": "active", "attempts": 1, "lease_epoch": here}),
         client.zadd(QUEUE.active, {"a": 2})))
     assert native == plain
     assert [event for event, _ in native] == [b"zrem", b"del", b"hset", b"zadd"]
@@ -204,9 +205,9 @@ def test_a_sweep_sends_the_events_of_its_plain_writes_one_command_per_set_then_p
         client.zrem(QUEUE.active, "ghost", "exempt", "counted", "dead"),
         client.zadd(QUEUE.pending, {"exempt": 0, "counted": 0}),
         client.zadd(QUEUE.dead, {"dead": 6}),
-        client.hset(QUEUE.row("exempt"), "state", "pending"),
-        client.hset(QUEUE.row("counted"), mapping={"state": "pending", "stalled": 1}),
-        client.hset(QUEUE.row("dead"), mapping={"state": "dead", "stalled": 2})))
+        client.hset(QUEUE.row_key("exempt"), "state", "pending"),
+        client.hset(QUEUE.row_key("counted"), mapping={"state": "pending", "stalled": 1}),
+        client.hset(QUEUE.row_key("dead"), mapping={"state": "dead", "stalled": 2})))
     assert native == plain
     assert native[:3] == [(b"zrem", QUEUE.active), (b"zadd", QUEUE.pending),
                           (b"zadd", QUEUE.dead)]
@@ -226,9 +227,9 @@ def test_a_zadd_that_changes_nothing_sends_no_event_from_the_verb_either(client)
     plain = events_of(client, lambda: (
         client.zrem(QUEUE.active, "both"),
         client.zadd(QUEUE.pending, {"both": 0}),
-        client.hset(QUEUE.row("both"), "state", "pending")))
+        client.hset(QUEUE.row_key("both"), "state", "pending")))
     assert native == plain == [(b"zrem", QUEUE.active), (b"del", QUEUE.active),
-                               (b"hset", QUEUE.row("both"))]
+                               (b"hset", QUEUE.row_key("both"))]
 
 
 # -- the append-only file and a replica -----------------------------------------------------
@@ -244,7 +245,7 @@ def test_the_aof_receives_hset_zadd_zrem_with_the_granting_run_id_in_one_multi_n
         with client.pipeline(transaction=True) as pipe:
             pipe.set("marker", "1")
             # A longer lease, so the deadline moves even within the claim's millisecond.
-            pipe.execute_command("EMQ.EXTEND", QUEUE.active, QUEUE.row("a"), "a", 1, 2 * LONG)
+            pipe.execute_command("EMQ.EXTEND", QUEUE.active, QUEUE.row_key("a"), "a", 1, 2 * LONG)
             pipe.execute()
         logged = aof_commands(server)[before:]
     here = server.run_id.encode()
@@ -254,13 +255,13 @@ def test_the_aof_receives_hset_zadd_zrem_with_the_granting_run_id_in_one_multi_n
     assert claim_part == [
         [b"MULTI"],
         [b"ZREM", QUEUE.pending, b"ghost", b"a"],
-        [b"HSET", QUEUE.row("a"), b"state", b"active", b"attempts", b"1", b"lease_epoch", here],
+        [b"HSET", QUEUE.row_key("a"), b"state", b"active", b"attempts", b"1", b"lease_epoch", here],
         [b"ZADD", QUEUE.active, deadline, b"a"],
         [b"EXEC"],
     ]
     extend_part = logged[len(claim_part):]
     assert [command[0] for command in extend_part] == [b"MULTI", b"SET", b"ZADD", b"HSET", b"EXEC"]
-    assert extend_part[3] == [b"HSET", QUEUE.row("a"), b"lease_epoch", here]
+    assert extend_part[3] == [b"HSET", QUEUE.row_key("a"), b"lease_epoch", here]
 
 
 def test_the_aof_keeps_each_swept_rows_own_count_though_the_module_frees_its_copy_at_once():
@@ -277,9 +278,9 @@ def test_the_aof_keeps_each_swept_rows_own_count_though_the_module_frees_its_cop
         logged = aof_commands(server)[before:]
     rows = [command for command in logged if command[0] == b"HSET"]
     assert rows == [
-        [b"HSET", QUEUE.row("a"), b"state", b"pending", b"stalled", b"1"],
-        [b"HSET", QUEUE.row("b"), b"state", b"pending", b"stalled", b"4"],
-        [b"HSET", QUEUE.row("c"), b"state", b"pending", b"stalled", b"8"],
+        [b"HSET", QUEUE.row_key("a"), b"state", b"pending", b"stalled", b"1"],
+        [b"HSET", QUEUE.row_key("b"), b"state", b"pending", b"stalled", b"4"],
+        [b"HSET", QUEUE.row_key("c"), b"state", b"pending", b"stalled", b"8"],
     ]
 
 
@@ -298,12 +299,12 @@ def test_a_replica_that_panics_on_a_bad_propagation_applies_every_verb_as_the_pr
     client.zadd(QUEUE.pending, {"ghost": 0, "a": 1, "b": 2})
     claim(client)
     client.execute_command("EMQ.CLAIM", QUEUE.pending, QUEUE.active, QUEUE.prefix, 1)
-    client.execute_command("EMQ.EXTENDS", QUEUE.active, LONG, "a", QUEUE.row("a"), 1)
+    client.execute_command("EMQ.EXTENDS", QUEUE.active, LONG, "a", QUEUE.row_key("a"), 1)
     time.sleep(0.01)
     sweep(client, 1)
     assert client.wait(1, 5000) == 1
     live_primary, live_replica = LiveExecutor(primary), LiveExecutor(replica)
     assert live_replica.dataset() == live_primary.dataset()
-    assert client.hget(QUEUE.row("b"), "state") == b"dead"
-    assert replica.client.hget(QUEUE.row("a"), "lease_epoch") == here.encode()
+    assert client.hget(QUEUE.row_key("b"), "state") == b"dead"
+    assert replica.client.hget(QUEUE.row_key("a"), "lease_epoch") == here.encode()
     assert replica.client.info("server")["run_id"] != here

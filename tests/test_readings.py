@@ -217,7 +217,7 @@ def test_the_live_sweep_without_any_restart_counts_only_the_right_options_stamp(
     stamps = stamp_each_option_counts(live.run_id.encode())
     for number, stamp in enumerate(stamps):
         fields = ["state", "active"] + ([] if stamp is None else ["lease_epoch", stamp])
-        live.call("HSET", queue.row(f"job-{number}"), *fields)
+        live.call("HSET", queue.row_key(f"job-{number}"), *fields)
         live.call("ZADD", queue.active, 1, f"job-{number}")
     live.sweep(queue, 10)
     counted = [live.row(queue, f"job-{number}").get(b"stalled") == b"1"

@@ -31,10 +31,10 @@ def state_after(client):
 @pytest.mark.parametrize("way", ["stalled2", "stalled2_info", "pipelined"])
 def test_each_scripted_sweep_replies_and_writes_what_the_verb_does(client, mix, way):
     run_id = scripted.current_run_id(client)
-    scripted.lay_out(client, QUEUE, 40, mix, run_id)
+    scripted.lay_out_expired(client, QUEUE, 40, mix, run_id)
     native = scripted.native_sweep(client, QUEUE, MIXES[mix].max_stalled, 30)
     native_state = state_after(client)
-    scripted.lay_out(client, QUEUE, 40, mix, run_id)
+    scripted.lay_out_expired(client, QUEUE, 40, mix, run_id)
     peer = ScriptedPeer(client)
     if way == "stalled2":
         reply = peer.sweep(QUEUE, run_id, MIXES[mix].max_stalled, 30)
@@ -49,8 +49,8 @@ def test_each_scripted_sweep_replies_and_writes_what_the_verb_does(client, mix, 
 
 def test_stalled2_refuses_what_the_verb_refuses_with_nothing_written(client):
     run_id = scripted.current_run_id(client)
-    scripted.lay_out(client, QUEUE, 3, "counted", run_id)
-    client.hset(QUEUE.row(b"job-0000002"), "stalled", "x")
+    scripted.lay_out_expired(client, QUEUE, 3, "counted", run_id)
+    client.hset(QUEUE.row_key(b"job-0000002"), "stalled", "x")
     before = state_after(client)
     peer = ScriptedPeer(client)
     for call, text in (
@@ -66,12 +66,12 @@ def test_stalled2_refuses_what_the_verb_refuses_with_nothing_written(client):
 
 def test_claim2_reads_pending_in_pages_and_claims_past_more_ghosts_than_a_page(client):
     client.zadd(QUEUE.pending, {b"ghost-%02d" % i: 0 for i in range(40)})
-    client.hset(QUEUE.row("real"), mapping={"state": "pending", "attempts": "0"})
+    client.hset(QUEUE.row_key("real"), mapping={"state": "pending", "attempts": "0"})
     client.zadd(QUEUE.pending, {"real": 1})
     claimed = ScriptedPeer(client).claim(QUEUE, 60_000)
     assert claimed[:2] == [b"real", 1]
     assert client.zcard(QUEUE.pending) == 0
-    assert client.hgetall(QUEUE.row("real"))[b"state"] == b"active"
+    assert client.hgetall(QUEUE.row_key("real"))[b"state"] == b"active"
 
 
 def test_the_small_measurement_gives_each_way_a_server_of_its_own_and_stops_it(monkeypatch):

@@ -29,7 +29,7 @@ def test_layout_plants_one_expired_member_of_each_kind_in_deadline_order(executo
     _, active = executor.dataset()[queue.active]
     assert [member for member, _ in active] == [p.id for p in planted]
     assert all(score < executor.now_ms() for _, score in active)
-    assert queue.row(b"ghost") not in executor.dataset()
+    assert queue.row_key(b"ghost") not in executor.dataset()
     assert executor.row(queue, b"lane")[b"group"] == b"lane-a"
 
 
@@ -131,7 +131,7 @@ def test_plan_marks_the_refusing_member_and_that_it_writes_nothing(model, queue)
 @pytest.mark.parametrize("member", [b"lane", b"exempt"])
 def test_a_stalled_field_the_sweep_never_reads_cannot_refuse_it(executor, queue, member):
     lay_out(executor, queue)
-    executor.call("HSET", queue.row(member), b"stalled", b"banana")
+    executor.call("HSET", queue.row_key(member), b"stalled", b"banana")
     assert try_sweep(executor, queue) == [[b"exempt", b"recovered"], [b"dead"]]
 
 
@@ -176,7 +176,7 @@ def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_s
     assert "lit.stalled" in c_excerpt("decide_row", "ValkeyModule_HashGet", "NULL);")
     assert right.text.startswith("It fetches group, lease_epoch and stalled in one hash read")
 
-    executor.call("HSET", queue.row(b"m"), *[p for item in row.items() for p in item])
+    executor.call("HSET", queue.row_key(b"m"), *[p for item in row.items() for p in item])
     executor.call("ZADD", queue.active, executor.now_ms(), b"m")
     executor.wait_until(executor.now_ms())
     assert executor.sweep(queue, MAX_STALLED) == [[b"m"], []]

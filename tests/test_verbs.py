@@ -25,7 +25,7 @@ def refused(executor, text, *args):
 
 def put_row(executor, queue, job, **fields):
     pairs = [part for name, value in fields.items() for part in (name, value)]
-    executor.call("HSET", queue.row(job), *pairs)
+    executor.call("HSET", queue.row_key(job), *pairs)
 
 
 def pend(executor, queue, *jobs, score=0):
@@ -114,7 +114,7 @@ def test_claim_with_only_ghosts_removes_them_and_replies_nil(executor, queue):
 def test_claim_of_a_row_of_the_wrong_type_refuses_and_keeps_the_ghosts(executor, queue):
     pend(executor, queue, "a", "b")
     executor.call("ZADD", queue.pending, 1, "c")
-    executor.call("SET", queue.row("b"), "not a hash")
+    executor.call("SET", queue.row_key("b"), "not a hash")
     refused(executor, WRONGTYPE, "EMQ.CLAIM", queue.pending, queue.active, queue.prefix, FAR)
 
 
@@ -162,7 +162,7 @@ def claimed(executor, queue, job="a", lease=FAR):
 
 def test_extend_of_a_live_lease_moves_the_deadline_and_restamps(executor, queue):
     claimed(executor, queue, lease=10)
-    executor.call("HSET", queue.row("a"), "lease_epoch", ZERO)
+    executor.call("HSET", queue.row_key("a"), "lease_epoch", ZERO)
     before = executor.now_ms()
     assert executor.extend(queue, "a", 1, 7000) == 1
     assert before + 7000 <= score(executor, queue.active, "a") <= executor.now_ms() + 7000
@@ -176,11 +176,11 @@ def test_extend_of_a_lease_that_is_not_live_replies_0_and_writes_nothing(executo
     if spoil == "not in active":
         executor.call("ZREM", queue.active, "a")
     elif spoil == "state pending":
-        executor.call("HSET", queue.row("a"), "state", "pending")
+        executor.call("HSET", queue.row_key("a"), "state", "pending")
     elif spoil == "stale attempt":
         attempt = 0
     else:
-        executor.call("DEL", queue.row("a"))
+        executor.call("DEL", queue.row_key("a"))
     before = executor.dataset()
     assert executor.extend(queue, "a", attempt, FAR) == 0
     assert executor.dataset() == before
@@ -190,32 +190,32 @@ def test_extend_of_a_lease_that_is_not_live_replies_0_and_writes_nothing(executo
 def test_extend_refuses_an_attempt_that_is_not_a_non_negative_integer(executor, queue, attempt):
     claimed(executor, queue)
     refused(executor, "ERR EMQ attempt must be a non-negative integer",
-            "EMQ.EXTEND", queue.active, queue.row("a"), "a", attempt, FAR)
+            "EMQ.EXTEND", queue.active, queue.row_key("a"), "a", attempt, FAR)
 
 
 def test_extend_refuses_a_bad_lease_and_an_out_of_range_deadline(executor, queue):
     claimed(executor, queue)
     refused(executor, "ERR EMQ lease must be a positive integer",
-            "EMQ.EXTEND", queue.active, queue.row("a"), "a", 1, 0)
+            "EMQ.EXTEND", queue.active, queue.row_key("a"), "a", 1, 0)
     refused(executor, "ERR EMQ deadline out of range",
-            "EMQ.EXTEND", queue.active, queue.row("a"), "a", 1, 2**53)
+            "EMQ.EXTEND", queue.active, queue.row_key("a"), "a", 1, 2**53)
 
 
 def test_extend_refuses_a_row_of_the_wrong_type(executor, queue):
     executor.call("ZADD", queue.active, 1, "a")
-    executor.call("SET", queue.row("a"), "x")
-    refused(executor, WRONGTYPE, "EMQ.EXTEND", queue.active, queue.row("a"), "a", 1, FAR)
+    executor.call("SET", queue.row_key("a"), "x")
+    refused(executor, WRONGTYPE, "EMQ.EXTEND", queue.active, queue.row_key("a"), "a", 1, FAR)
 
 
 def test_extend_refuses_a_live_row_whose_attempts_is_not_a_counter(executor, queue):
     claimed(executor, queue)
-    executor.call("HSET", queue.row("a"), "attempts", "one")
-    refused(executor, NOT_INTEGER, "EMQ.EXTEND", queue.active, queue.row("a"), "a", 1, FAR)
+    executor.call("HSET", queue.row_key("a"), "attempts", "one")
+    refused(executor, NOT_INTEGER, "EMQ.EXTEND", queue.active, queue.row_key("a"), "a", 1, FAR)
 
 
 def test_extend_with_the_wrong_number_of_arguments_is_refused(executor, queue):
     refused(executor, "ERR wrong number of arguments for 'EMQ.EXTEND' command",
-            "EMQ.EXTEND", queue.active, queue.row("a"), "a", 1)
+            "EMQ.EXTEND", queue.active, queue.row_key("a"), "a", 1)
 
 
 # -- EMQ.EXTENDS -------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_extend_with_the_wrong_number_of_arguments_is_refused(executor, queue):
 def test_extends_extends_the_live_leases_in_argument_order_under_one_deadline(executor, queue):
     for job in ("a", "b", "c"):
         claimed(executor, queue, job, lease=10)
-        executor.call("HSET", queue.row(job), "lease_epoch", ZERO)
+        executor.call("HSET", queue.row_key(job), "lease_epoch", ZERO)
     assert executor.extends(queue, 9000, [("c", 1), ("a", 2), ("b", 1), ("a", 1)]) == [b"c", b"b", b"a"]
     deadlines = {score(executor, queue.active, job) for job in ("a", "b", "c")}
     assert len(deadlines) == 1
@@ -241,20 +241,20 @@ def test_extends_with_no_live_lease_replies_empty_and_writes_nothing(executor, q
 
 def test_extends_refuses_a_row_of_the_wrong_type_and_extends_none(executor, queue):
     claimed(executor, queue, "a")
-    executor.call("SET", queue.row("b"), "x")
+    executor.call("SET", queue.row_key("b"), "x")
     refused(executor, WRONGTYPE, "EMQ.EXTENDS", queue.active, FAR,
-            "a", queue.row("a"), 1, "b", queue.row("b"), 1)
+            "a", queue.row_key("a"), 1, "b", queue.row_key("b"), 1)
 
 
 def test_extends_refuses_a_bad_attempt_anywhere_in_the_list(executor, queue):
     claimed(executor, queue, "a")
     refused(executor, "ERR EMQ attempt must be a non-negative integer", "EMQ.EXTENDS",
-            queue.active, FAR, "a", queue.row("a"), 1, "b", queue.row("b"), "-3")
+            queue.active, FAR, "a", queue.row_key("a"), 1, "b", queue.row_key("b"), "-3")
 
 
 @pytest.mark.parametrize("extra", [(), ("a",), ("a", "row")])
 def test_extends_with_a_partial_triple_is_an_arity_error(executor, queue, extra):
-    args = [queue.active, FAR, "z", queue.row("z"), 1, *extra] if extra else [queue.active, FAR]
+    args = [queue.active, FAR, "z", queue.row_key("z"), 1, *extra] if extra else [queue.active, FAR]
     refused(executor, "ERR wrong number of arguments for 'EMQ.EXTENDS' command",
             "EMQ.EXTENDS", *args)
 
@@ -277,7 +277,7 @@ def test_sweep_refuses_whole_when_a_row_is_not_a_hash(executor, queue):
     expired(executor, queue, "g")
     expired(executor, queue, "a", state="active", lease_epoch=here(executor))
     executor.call("ZADD", queue.active, 2, "s")
-    executor.call("SET", queue.row("s"), "x")
+    executor.call("SET", queue.row_key("s"), "x")
     refused(executor, WRONGTYPE, *sweep_call(queue))
 
 

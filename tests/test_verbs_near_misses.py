@@ -11,7 +11,7 @@ NEAR_STATES = ["activ", "actives", "Active", "ACTIVE", "activf", " active", "act
 @pytest.mark.parametrize("state", NEAR_STATES)
 def test_extend_takes_only_state_active_to_the_byte(executor, queue, state):
     claimed(executor, queue)
-    executor.call("HSET", queue.row("a"), "state", state)
+    executor.call("HSET", queue.row_key("a"), "state", state)
     before = executor.dataset()
     assert executor.extend(queue, "a", 1, FAR) == 0
     assert executor.extends(queue, FAR, [("a", 1)]) == []
@@ -21,14 +21,14 @@ def test_extend_takes_only_state_active_to_the_byte(executor, queue, state):
 @pytest.mark.parametrize("attempt", [0, 2, 11, 10**6])
 def test_extend_takes_only_the_attempt_the_row_holds(executor, queue, attempt):
     claimed(executor, queue)
-    executor.call("HSET", queue.row("a"), "attempts", "1")
+    executor.call("HSET", queue.row_key("a"), "attempts", "1")
     assert executor.extend(queue, "a", attempt, FAR) == 0
     assert executor.extend(queue, "a", 1, FAR) == 1
 
 
 def test_extend_reads_attempts_10_as_ten_not_as_one_followed_by_a_byte(executor, queue):
     claimed(executor, queue)
-    executor.call("HSET", queue.row("a"), "attempts", "10")
+    executor.call("HSET", queue.row_key("a"), "attempts", "10")
     assert executor.extend(queue, "a", 1, FAR) == 0
     assert executor.extend(queue, "a", 10, FAR) == 1
 

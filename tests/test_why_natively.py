@@ -76,7 +76,7 @@ def foreign_run_id_passed(client, queue):
 
 
 def row_set_pending_by_hand(client, queue):
-    client.hset(queue.row("job-1"), "state", "pending")
+    client.hset(queue.row_key("job-1"), "state", "pending")
 
 
 def row_set_pending_in_lua(client, queue):
@@ -87,7 +87,7 @@ def row_set_pending_in_lua(client, queue):
 def exempt_outcome_written_by_hand(client, queue):
     client.zrem(queue.active, "job-1")
     client.zadd(queue.pending, {"job-1": 0})
-    client.hset(queue.row("job-1"), "state", "pending")
+    client.hset(queue.row_key("job-1"), "state", "pending")
 
 
 def the_verb(client, queue):

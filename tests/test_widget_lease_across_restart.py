@@ -37,7 +37,7 @@ def test_each_choice_shows_the_models_reading_line_writes_and_why(widget, histor
     assert "the sweep wrote" not in widget.writes.value
     assert widget.trace.outcome == expected.outcome
     assert html.escape(HISTORIES[history].why) in widget.why.value
-    row = QUEUE.row(JOB).decode()
+    row = QUEUE.row_key(JOB).decode()
     if history in EXEMPT:
         assert f"<li>HSET {row} state pending</li>" in widget.writes.value
         assert "stalled" not in widget.writes.value

@@ -161,7 +161,7 @@ def test_the_checkers_verdicts_on_a_live_run_id_are_what_the_live_server_does(li
     The checker must say the same of those bytes."""
     run_id = live.run_id.encode()
     for job, stamp in ((b"own", run_id), (b"dive", epoch.NOW)):
-        live.call("HSET", queue.row(job), "state", "active", "lease_epoch", stamp)
+        live.call("HSET", queue.row_key(job), "state", "active", "lease_epoch", stamp)
         live.call("ZADD", queue.active, 1, job)
     recovered, dead = live.sweep(queue, 1)
     assert (recovered, dead) == ([b"dive"], [b"own"])

@@ -106,7 +106,7 @@ def ping_during_sweep(server, limit):
     """PING round trips (ms) from a second client while the first sweeps PING_LEASES expired
     leases LIMIT `limit` at a time; and how long the whole sweep took (s)."""
     client = server.client
-    scripted.lay_out(client, QUEUE, PING_LEASES, "counted")
+    scripted.lay_out_expired(client, QUEUE, PING_LEASES, "counted")
     context = multiprocessing.get_context("spawn")
     ready, stop, out = context.Event(), context.Event(), context.Queue()
     child = context.Process(target=pinger, args=(server.host, server.port, server.password,

@@ -17,6 +17,7 @@ Whatever happens, the server and everything it started are stopped, and the copy
 user removed. Exit status 0 only when every step passed.
 """
 
+import functools
 import json
 import os
 import pwd
@@ -31,9 +32,9 @@ import time
 import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ElementTree
-from contextlib import contextmanager
 from pathlib import Path
 
+import progress
 from checkout import REPO, copy_repository
 
 from trafikey_lab.live.server import free_port
@@ -53,16 +54,8 @@ class RehearsalFailed(Exception):
     """A step of the rehearsal failed; the message says which and what to do."""
 
 
-def say(message: str) -> None:
-    print(f"binder-check: {message}", flush=True)
-
-
-@contextmanager
-def step(name: str):
-    say(f"{name} ...")
-    started = time.monotonic()
-    yield
-    say(f"{name}: done in {time.monotonic() - started:.0f} s")
+say = functools.partial(progress.say, "binder-check")
+step = functools.partial(progress.step, "binder-check")
 
 
 def binder_python() -> str:
@@ -86,15 +79,16 @@ def readme_urlpaths() -> list[str]:
 class Session:
     """The scratch copy, its user and the processes started as that user."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.root_mode = os.geteuid() == 0
         self.scratch = Path(tempfile.mkdtemp(prefix="trafikey-binder-check-"))
         self.repo = self.scratch / "repo"  # Binder's REPO_DIR, which is also $HOME
         self.venv = self.scratch / "venv"
         self.tmp = self.scratch / "tmp"
-        self.user = None
-        self.uid = self.gid = None
-        self.server = None
+        self.user: str | None = None
+        self.uid: int | None = None
+        self.gid: int | None = None
+        self.server: subprocess.Popen | None = None
         self.server_log = self.scratch / "jupyter.log"
         self.started_pids: set[int] = set()
 
@@ -120,10 +114,10 @@ class Session:
                 f"run `make binder-check` as an unprivileged user")
         self.user = name
         entry = pwd.getpwnam(name)
-        self.uid, self.gid = entry.pw_uid, entry.pw_gid
+        self.uid, self.gid = uid, gid = entry.pw_uid, entry.pw_gid
         for path in [self.scratch, *self.scratch.rglob("*")]:
-            os.lchown(path, self.uid, self.gid)
-        say(f"session user {name} (uid {self.uid}) owns the copy at {self.repo}")
+            os.lchown(path, uid, gid)
+        say(f"session user {name} (uid {uid}) owns the copy at {self.repo}")
 
     # -- running as the session's user --------------------------------------------------
 
@@ -202,19 +196,19 @@ class Session:
                 # cells in view.
                 "--LabApp.expose_app_in_browser=True"]
         with open(self.server_log, "wb") as log:
-            self.server = subprocess.Popen(argv, cwd=self.repo, env=self.environment(),
-                                           stdout=log, stderr=subprocess.STDOUT,
-                                           start_new_session=True, **self.as_user())
-        self.started_pids.add(self.server.pid)
+            self.server = server = subprocess.Popen(argv, cwd=self.repo, env=self.environment(),
+                                                    stdout=log, stderr=subprocess.STDOUT,
+                                                    start_new_session=True, **self.as_user())
+        self.started_pids.add(server.pid)
         base = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + SERVER_START_SECONDS
         while time.monotonic() < deadline:
-            if self.server.poll() is not None:
-                raise RehearsalFailed(f"JupyterLab exited with status {self.server.returncode} "
+            if server.poll() is not None:
+                raise RehearsalFailed(f"JupyterLab exited with status {server.returncode} "
                                       f"before it answered")
             try:
                 if fetch(base + "api/status", token)[0] == 200:
-                    say(f"JupyterLab answers at {base} (pid {self.server.pid})")
+                    say(f"JupyterLab answers at {base} (pid {server.pid})")
                     return base, token
             except OSError:
                 pass
@@ -225,7 +219,7 @@ class Session:
         """Kernels run in sessions of their own: note them while their parent is alive."""
         if self.server is None:
             return
-        children = {}
+        children: dict[int, list[int]] = {}
         for status in Path("/proc").glob("[0-9]*/stat"):
             try:
                 fields = status.read_text().rsplit(")", 1)[1].split()

@@ -22,6 +22,7 @@ on the code host; anchors in notebook links (JupyterLab's `#The-heading`) become
 """
 
 import argparse
+import functools
 import json
 import posixpath
 import re
@@ -34,6 +35,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
+
+import progress
 
 REPO = Path(__file__).resolve().parents[1]
 BOOK = REPO / "book"
@@ -62,8 +65,7 @@ class BookError(Exception):
     """The book cannot be staged or built; the message says how to fix it."""
 
 
-def say(message: str) -> None:
-    print(f"book: {message}", flush=True)
+say = functools.partial(progress.say, "book")
 
 
 @dataclass(frozen=True)
@@ -207,7 +209,7 @@ def home_launch_paragraph(settings: Publish) -> str:
         "or [open the course on Binder]"
         f"({settings.notebook_on_binder(f'{NOTEBOOKS}/{first.name}')}) "
         f"(JupyterLab at `{first.stem}`), or [the projector app]"
-        f"({settings.projector_on_binder()}) (the two widgets, no code). Running a workshop? "
+        f"({settings.projector_on_binder()}) (the three widgets, no code). Running a workshop? "
         "See the [instructor guide](docs/instructor-guide.md).")
 
 

@@ -16,6 +16,7 @@ moved since the file was last written (new, dropped, changed versions).
 """
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import progress
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -48,8 +50,7 @@ class LockError(Exception):
     """The lock cannot be written; the message says what to do."""
 
 
-def say(message: str) -> None:
-    print(f"lock: {message}", flush=True)
+say = functools.partial(progress.say, "lock")
 
 
 def top_requirements(pyproject: Path = REPO / "pyproject.toml") -> list[Requirement]:

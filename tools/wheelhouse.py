@@ -12,6 +12,7 @@ set aside and the network closed off through a proxy that answers nothing, then 
 """
 
 import argparse
+import functools
 import os
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ import time
 import tomllib
 from pathlib import Path
 
+import progress
 from checkout import REPO, copy_repository
 
 # A proxy nobody listens on: any attempt to reach an index fails at once instead of slipping
@@ -29,8 +31,7 @@ NO_NETWORK = "http://127.0.0.1:9"
 CONSTRAINTS = REPO / "constraints.txt"
 
 
-def say(message: str) -> None:
-    print(f"wheelhouse: {message}", flush=True)
+say = functools.partial(progress.say, "wheelhouse")
 
 
 def requirements(pyproject: Path = REPO / "pyproject.toml") -> list[str]:

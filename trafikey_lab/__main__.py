@@ -8,7 +8,7 @@ import sys
 
 from trafikey_lab import doctor
 from trafikey_lab.errors import LabError
-from trafikey_lab.live.server import LabServer, OwnedServer, redis_url
+from trafikey_lab.live.server import OwnedServer, redis_url
 from trafikey_lab.module.build import module_path
 
 
@@ -35,7 +35,7 @@ def ip_address(text: str) -> str:
             f"interface") from None
 
 
-def connect_lines(lab: LabServer) -> list[str]:
+def connect_lines(lab: OwnedServer) -> list[str]:
     """How to reach the workshop server, secret included: the one place the lab prints it."""
     everywhere = ipaddress.ip_address(lab.bind).is_unspecified
     host = socket.gethostname() if everywhere else lab.host

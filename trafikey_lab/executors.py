@@ -11,8 +11,10 @@ from importlib import resources
 import redis
 
 from trafikey_lab import epoch
-from trafikey_lab.errors import ReplyError, ServerStopped
+from trafikey_lab.errors import ReplyError
+from trafikey_lab.live.server import client_of
 from trafikey_lab.model import ModelServer
+from trafikey_lab.text import plain
 
 SCRIPTS = ("add", "claim2", "extend2")
 
@@ -42,7 +44,7 @@ class Queue:
     def prefix(self) -> bytes:
         return self.key("job:")
 
-    def row(self, job: bytes | str) -> bytes:
+    def row_key(self, job: bytes | str) -> bytes:
         return self.prefix + _b(job)
 
     @property
@@ -101,11 +103,12 @@ class Executor:
         return self.call("EMQ.CLAIM", queue.pending, queue.active, queue.prefix, lease_ms)
 
     def extend(self, queue: Queue, job, attempt: int, lease_ms: int):
-        return self.call("EMQ.EXTEND", queue.active, queue.row(job), _b(job), attempt, lease_ms)
+        return self.call("EMQ.EXTEND", queue.active, queue.row_key(job), _b(job), attempt, lease_ms)
 
     def extends(self, queue: Queue, lease_ms: int, leases: list[tuple]):
         """leases: (job, attempt) pairs."""
-        triples = [part for job, attempt in leases for part in (_b(job), queue.row(job), attempt)]
+        triples = [part for job, attempt in leases
+                   for part in (_b(job), queue.row_key(job), attempt)]
         return self.call("EMQ.EXTENDS", queue.active, lease_ms, *triples)
 
     def sweep(self, queue: Queue, max_stalled: int, limit: int | None = None):
@@ -122,11 +125,11 @@ class Executor:
 
     def scripted_extend(self, queue: Queue, job, attempt: int, lease_ms: int):
         return self.run_script(
-            "extend2", [queue.active, queue.row(job)], [_b(job), _b(attempt), _b(lease_ms)]
+            "extend2", [queue.active, queue.row_key(job)], [_b(job), _b(attempt), _b(lease_ms)]
         )
 
     def row(self, queue: Queue, job) -> dict[bytes, bytes]:
-        return self.dataset_row(queue.row(job))
+        return self.dataset_row(queue.row_key(job))
 
     def dataset_row(self, key: bytes) -> dict[bytes, bytes]:
         kind, value = self.dataset().get(key, ("none", {}))
@@ -143,7 +146,7 @@ class Executor:
         return next((int(score) for member, score in members if member == _b(job)), None)
 
     def clear(self, queue: Queue) -> None:
-        """Deletes the queue's sorted sets and every row of the jobs they name."""
+        """Deletes the queue's sorted sets and every key under its prefix (the rows)."""
         data = self.dataset()
         keys = set(queue.keys) | {k for k in data if k.startswith(queue.prefix)}
         if keys:
@@ -169,7 +172,7 @@ class ModelExecutor(Executor):
 
     @property
     def run_id(self) -> str:
-        return self.server.run_id.decode()
+        return self.server.run_id_cached().decode()
 
     def now_ms(self) -> int:
         return self.server.now_ms
@@ -227,12 +230,7 @@ class LiveExecutor(Executor):
 
     @property
     def client(self) -> redis.Redis:
-        if self.server.client is None:
-            raise ServerStopped(
-                "the lab's server is not running: start it with server.start(), or in a "
-                "notebook run its setup cell again"
-            )
-        return self.server.client
+        return client_of(self.server)
 
     def call(self, *args):
         try:
@@ -265,9 +263,9 @@ class LiveExecutor(Executor):
             time.sleep(min((ms - now + 1) / 1000, 0.5))
 
     def dataset(self) -> dict:
-        out = {}
+        out: dict[bytes, tuple[str, object]] = {}
         for key in sorted(self.client.scan_iter(count=1000)):
-            kind = self.client.type(key).decode()
+            kind = plain(self.client.type(key))
             if kind == "hash":
                 out[key] = ("hash", self.client.hgetall(key))
             elif kind == "zset":

@@ -76,13 +76,17 @@ class ZSet:
         return sorted(self.scores.items(), key=lambda item: (item[1], item[0]))
 
 
+Value = dict[bytes, bytes] | ZSet | bytes
+"""What a key holds: a hash, a sorted set or a string, told apart as _type_of does."""
+
+
 class Store:
     """The dataset, as the server keeps it whatever module is loaded: keys of three types, the
     type checks every command makes, and the plain commands (HSET, ZADD, SET, DEL, ZREM) the
     executors use to lay out a dataset and the sweep's writes are made of."""
 
-    def __init__(self):
-        self.data: dict[bytes, object] = {}
+    def __init__(self) -> None:
+        self.data: dict[bytes, Value] = {}
 
     def type(self, key: bytes) -> str:
         return _type_of(self.data.get(key))
@@ -97,31 +101,36 @@ class Store:
 
     def ordered(self, key: bytes) -> list[tuple[bytes, float]]:
         zset = self.data.get(key)
-        return zset.ordered() if zset is not None else []
+        return zset.ordered() if isinstance(zset, ZSet) else []
 
-    def hash_or_new(self, key: bytes) -> dict:
+    def hash_or_new(self, key: bytes) -> dict[bytes, bytes]:
         self.check_hash(key)
-        return self.data.setdefault(key, {})
+        row = self.data.get(key)
+        if not isinstance(row, dict):
+            row = self.data[key] = {}
+        return row
 
     def zset_or_new(self, key: bytes) -> ZSet:
         self.check_zsets(key)
-        return self.data.setdefault(key, ZSet())
+        zset = self.data.get(key)
+        if not isinstance(zset, ZSet):
+            zset = self.data[key] = ZSet()
+        return zset
 
     def zrem(self, key: bytes, member: bytes) -> None:
         zset = self.data.get(key)
-        if zset is not None:
+        if isinstance(zset, ZSet):
             zset.scores.pop(member, None)
             if not zset.scores:
                 del self.data[key]
 
     def dump(self) -> dict:
         """The whole dataset in the form LiveExecutor.dataset() gives a real one."""
-        out = {}
+        out: dict[bytes, tuple[str, object]] = {}
         for key, value in self.data.items():
-            kind = _type_of(value)
-            if kind == "hash":
+            if isinstance(value, dict):
                 out[key] = ("hash", dict(value))
-            elif kind == "zset":
+            elif isinstance(value, ZSet):
                 out[key] = ("zset", value.ordered())
             else:
                 out[key] = ("string", value)
@@ -231,7 +240,7 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
     if verdict.kind == "ghost":
         return [(b"ZREM", active, member)]
     if verdict.kind in sweep.RECOVERING:
-        fields = (b"state", b"pending")
+        fields: tuple[bytes, ...] = (b"state", b"pending")
         if verdict.stalled is not None:
             fields += (b"stalled", b"%d" % verdict.stalled)
         return [(b"ZREM", active, member), (b"ZADD", pending, b"0", member),
@@ -283,13 +292,13 @@ class ModelServer:
         A missing row is a ghost, kept for removal; a row of another type refuses the claim."""
         ghosts = []
         for member, _ in self.store.ordered(pending):
-            kind = self.store.type(prefix + member)
-            if kind == "none":
+            row = self.store.data.get(prefix + member)
+            if row is None:
                 ghosts.append(member)
                 continue
-            if kind != "hash":
+            if not isinstance(row, dict):
                 raise ReplyError(WRONGTYPE)
-            return ghosts, member, counter_field(self.store.data[prefix + member].get(b"attempts"))
+            return ghosts, member, counter_field(row.get(b"attempts"))
         return ghosts, None, 0
 
     def claim_command(self, verb, args, stamp=True):
@@ -320,10 +329,9 @@ class ModelServer:
     def lease_is_live(self, active: bytes, row: bytes, member: bytes, attempt: int) -> bool:
         """id in active, the row a hash, state exactly active, attempts equal to attempt; the
         attempts must be a counter only when the rest holds."""
-        zset = self.store.data.get(active)
-        if zset is None or member not in zset.scores or self.store.type(row) != "hash":
+        zset, fields = self.store.data.get(active), self.store.data.get(row)
+        if not isinstance(zset, ZSet) or member not in zset.scores or not isinstance(fields, dict):
             return False
-        fields = self.store.data[row]
         if fields.get(b"state") != b"active":
             return False
         return counter_field(fields.get(b"attempts")) == attempt

@@ -13,6 +13,10 @@ notebooks alike:
               reply: the exempt and the counted below the budget, RECOVERING) or dead (the
               second list). A ghost is dropped and a lane row left where it is: no outcome.
 
+A lease whose deadline is still ahead of the sweep's now is not a member the sweep takes: no
+reading ("not read", as a Trace and schedule.decide say) and the job stays in active
+("untouched").
+
 `decide_member` is pure: given what it has been shown of the member's row so far, it either
 names the next read it needs or gives the verdict. It asks lazily, one field at a time, and
 stops as soon as a verdict is possible: a ghost's verdict asks for one read (the type), a lane
@@ -38,12 +42,15 @@ class Need(enum.Enum):
     STALLED = "stalled"
 
 
-class _NotRead:
+class _NotRead(enum.Enum):
+    # One member, so that a type checker narrows `is NOT_READ` as it does `is None`.
+    NOT_READ = "NOT_READ"
+
     def __repr__(self) -> str:
         return "NOT_READ"
 
 
-NOT_READ = _NotRead()
+NOT_READ = _NotRead.NOT_READ
 """A field the decision has not asked for yet (None means it was read and is absent)."""
 
 

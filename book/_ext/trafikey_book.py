@@ -161,7 +161,7 @@ def add_projector_launch(app: Sphinx, pagename: str, templatename: str, context:
             group["buttons"].append({
                 "type": "link",
                 "text": "Projector app",
-                "tooltip": "The course's two widgets in Voila on Binder, no code",
+                "tooltip": "The course's three widgets in Voila on Binder, no code",
                 "icon": "fas fa-display",
                 "url": links["projector"],
                 "label": "launch-projector-button",

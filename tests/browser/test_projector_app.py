@@ -1,5 +1,5 @@
 """The projector app (app/projector.ipynb) in the browser: served by `make app`, and by Voila
-under JupyterLab as a Binder link opens it. No code on the page, both widgets answer, Run live
+under JupyterLab as a Binder link opens it. No code on the page, the widgets answer, Run live
 agrees, and a page that closes leaves neither its kernel nor its server behind."""
 
 import os
@@ -66,7 +66,8 @@ def kernel_id(page) -> str:
 
 
 def shows_the_app(page) -> None:
-    """What the room sees: the guidance, no code, both widgets answering, Run live agreeing."""
+    """What the room sees: the guidance, no code, the first two widgets answering, Run live
+    agreeing (the third is moved and replayed in its own test)."""
     expect(page.get_by_role("button", name=RUN_LIVE)).to_be_visible(timeout=RENDER_TIMEOUT)
     expect(page.locator("body")).not_to_contain_text(LOADING_WIDGET, timeout=ANSWER_TIMEOUT)
     text = page.locator("body").inner_text()
@@ -190,7 +191,7 @@ def test_the_explorable_lease_moves_by_keyboard_and_mouse_and_its_replay_agrees(
 
 
 def test_the_app_has_no_accessibility_violation_of_its_own(make_app, app_page):
-    """axe-core over the app's page: none in its outputs (its text and both widgets), and none
+    """axe-core over the app's page: none in its outputs (its text and its three widgets), and none
     in Voila's page around them but the ones listed in axe.py."""
     load_app(app_page, make_app)
     shows_the_app(app_page)

@@ -1,4 +1,4 @@
-"""The course's two widgets as a page shows them, found by what a learner reads on them
+"""The course's widgets as a page shows them, found by what a learner reads on them
 (their labels, their button), never by the cell they sit in: notebooks change."""
 
 import re

@@ -149,7 +149,7 @@ class Pair:
 
         def lay(ex):
             # stalled + 1 reaches max_stalled: a lease of this process that this sweep kills.
-            ex.call("HSET", queue.row(WITNESS), "state", "active", "lease_epoch", ex.run_id,
+            ex.call("HSET", queue.row_key(WITNESS), "state", "active", "lease_epoch", ex.run_id,
                     "stalled", max_stalled - 1)
             return ex.call("ZADD", queue.active, 1, WITNESS, *ladder)
 

@@ -87,14 +87,14 @@ class Fuzzer:
 
     def zset_key(self) -> bytes:
         return self.pick([QUEUE.pending, QUEUE.active, QUEUE.dead, QUEUE.pending, QUEUE.active,
-                          OTHER.pending, STRING_KEY, HASH_KEY, QUEUE.row(b"a"), b"{jobs}:missing", b""])
+                          OTHER.pending, STRING_KEY, HASH_KEY, QUEUE.row_key(b"a"), b"{jobs}:missing", b""])
 
     def prefix(self) -> bytes:
         return self.pick([QUEUE.prefix, QUEUE.prefix, QUEUE.prefix, OTHER.prefix, b"", b"{jobs}:",
                           b"{jobs}:job:\x00", STRING_KEY])
 
     def row(self) -> bytes:
-        return self.pick([QUEUE.row(self.pick(IDS)), QUEUE.row(self.pick(IDS)), STRING_KEY,
+        return self.pick([QUEUE.row_key(self.pick(IDS)), QUEUE.row_key(self.pick(IDS)), STRING_KEY,
                           HASH_KEY, QUEUE.active, b"", b"{jobs}:missing"])
 
     def integer(self, good: int) -> bytes:
@@ -104,7 +104,7 @@ class Fuzzer:
 
     def attempt(self, pair) -> bytes:
         if self.rng.random() < 0.5:
-            row = pair.model.server.store.data.get(QUEUE.row(self.pick(IDS)))
+            row = pair.model.server.store.data.get(QUEUE.row_key(self.pick(IDS)))
             if isinstance(row, dict) and row.get(b"attempts", b"").isdigit():
                 return row[b"attempts"]
         return self.integer(0)
@@ -118,13 +118,13 @@ class Fuzzer:
             args = [self.zset_key(), self.zset_key(), self.prefix(), self.integer(1)]
         elif canonical == "EMQ.EXTEND":
             job = self.pick(IDS)
-            row = QUEUE.row(job) if self.rng.random() < 0.6 else self.row()
+            row = QUEUE.row_key(job) if self.rng.random() < 0.6 else self.row()
             args = [self.zset_key(), row, job, self.attempt(pair), self.integer(1)]
         elif canonical == "EMQ.EXTENDS":
             args = [self.zset_key(), self.integer(1)]
             for _ in range(self.rng.randrange(1, 4)):
                 job = self.pick(IDS)
-                row = QUEUE.row(job) if self.rng.random() < 0.7 else self.row()
+                row = QUEUE.row_key(job) if self.rng.random() < 0.7 else self.row()
                 args += [job, row, self.attempt(pair)]
         else:
             args = [self.zset_key(), self.zset_key(), self.zset_key(), self.prefix(), self.integer(1)]
@@ -146,7 +146,7 @@ class Fuzzer:
         commands = []
         for job in IDS:
             roll = self.rng.random()
-            row = QUEUE.row(job)
+            row = QUEUE.row_key(job)
             if roll < 0.1:
                 commands.append(("SET", row, b"not a hash"))
                 continue
@@ -169,7 +169,7 @@ class Fuzzer:
             if self.rng.random() < 0.5:
                 commands.append(("ZADD", QUEUE.active, now + self.rng.randrange(-1000, 1000), job))
         commands += [("SET", STRING_KEY, b"s"), ("HSET", HASH_KEY, b"f", b"v"),
-                     ("ZADD", OTHER.pending, 0, b"a"), ("HSET", OTHER.row(b"a"), b"state", b"pending")]
+                     ("ZADD", OTHER.pending, 0, b"a"), ("HSET", OTHER.row_key(b"a"), b"state", b"pending")]
         return commands
 
 

@@ -43,7 +43,7 @@ FOREIGN_STAMPS = [b"", b"f" * 40, epoch.NOW[:39], b"\x00" * 40]
 
 def attempts_of(pair, job) -> int:
     """The row's attempts as the model holds it (the datasets are equal), 0 when unusable."""
-    row = pair.model.server.store.data.get(QUEUE.row(job))
+    row = pair.model.server.store.data.get(QUEUE.row_key(job))
     value = row.get(b"attempts") if isinstance(row, dict) else None
     number = epoch.counter(value) if value is not None else 0
     return number or 0
@@ -142,26 +142,27 @@ class Differential(RuleBasedStateMachine):
 
     @rule(job=jobs)
     def lane_row(self, job):
-        self.inject(f"lane row {job!r}", "HSET", QUEUE.row(job), "group", "lane-1")
+        self.inject(f"lane row {job!r}", "HSET", QUEUE.row_key(job), "group", "lane-1")
 
     @rule(job=jobs)
     def row_of_the_wrong_type(self, job):
-        self.inject(f"string row {job!r}", "SET", QUEUE.row(job), "not a hash")
+        self.inject(f"string row {job!r}", "SET", QUEUE.row_key(job), "not a hash")
 
     @rule(job=jobs, field=st.sampled_from([b"attempts", b"stalled"]), value=st.sampled_from(NOT_INTEGERS))
     def field_that_is_not_an_integer(self, job, field, value):
-        self.inject(f"{job!r} {field!r}={value!r}", "HSET", QUEUE.row(job), field, value)
+        self.inject(f"{job!r} {field!r}={value!r}", "HSET", QUEUE.row_key(job), field, value)
 
     @rule(job=jobs, stamp=st.sampled_from(FOREIGN_STAMPS))
     def foreign_stamp(self, job, stamp):
-        self.inject(f"{job!r} stamped {stamp!r}", "HSET", QUEUE.row(job), "lease_epoch", stamp)
+        self.inject(f"{job!r} stamped {stamp!r}", "HSET", QUEUE.row_key(job), "lease_epoch", stamp)
 
     @rule(job=jobs, state=st.sampled_from([b"active", b"pending"]))
     def own_stamp(self, job, state):
         """Stamps a row with each executor's own current run_id: a lease this process granted."""
         self.pair.step(
             f"{job!r} stamped by this process, state {state!r}",
-            lambda ex: ex.call("HSET", QUEUE.row(job), "lease_epoch", ex.run_id, "state", state),
+            lambda ex: ex.call("HSET", QUEUE.row_key(job), "lease_epoch", ex.run_id,
+                               "state", state),
         )
 
     @rule(key=st.sampled_from([QUEUE.pending, QUEUE.active, QUEUE.dead]))
@@ -170,7 +171,7 @@ class Differential(RuleBasedStateMachine):
 
     @rule(job=jobs)
     def repair_row(self, job):
-        self.inject(f"delete row {job!r}", "DEL", QUEUE.row(job))
+        self.inject(f"delete row {job!r}", "DEL", QUEUE.row_key(job))
 
     @rule(key=st.sampled_from([QUEUE.pending, QUEUE.active, QUEUE.dead]))
     def repair_declared_key(self, key):
@@ -191,7 +192,7 @@ def test_the_differential_harness_detects_a_disagreement(rdb_server):
     """The harness can fail: a write made on the live side only is reported at the next step."""
     pair = Pair(rdb_server)
     pair.step("add a", lambda ex: ex.add(QUEUE, b"a"))
-    rdb_server.client.hset(QUEUE.row(b"a"), "attempts", "7")
+    rdb_server.client.hset(QUEUE.row_key(b"a"), "attempts", "7")
     with pytest.raises(AssertionError, match="attempts"):
         pair.step("claim", lambda ex: ex.claim(QUEUE, 10))
 

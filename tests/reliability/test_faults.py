@@ -32,7 +32,7 @@ def random_step(pair: Pair, queue: Queue, rng: random.Random, n: int):
     """One random verb on both executors (lockstep): what a worker and a sweeper do."""
     job = rng.choice([b"a", b"b", b"c", b"d"])
     lease = rng.choice([1, 5, 20, LONG])
-    attempts = pair.model.server.store.data.get(queue.row(job), {}).get(b"attempts", b"0")
+    attempts = pair.model.server.store.data.get(queue.row_key(job), {}).get(b"attempts", b"0")
     attempt = int(attempts) + rng.choice([0, 0, -1])
     max_stalled, limit = rng.choice([1, 2]), rng.choice([None, 1])
     choices = [
@@ -171,7 +171,7 @@ def stage_problem(stage, reply, window, observed, epoch_, claim_deadline, lease)
 
 def observe(client, queue: Queue, job):
     return (
-        client.hgetall(queue.row(job)),
+        client.hgetall(queue.row_key(job)),
         client.zscore(queue.pending, job),
         client.zscore(queue.active, job),
         client.zscore(queue.dead, job),
@@ -315,8 +315,8 @@ def test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte(make_serv
         step()
         assert primary.client.wait(1, 5000) == 1
         assert raw(replica) == raw(primary), f"after the {what} the replica differs from the primary"
-    assert raw(replica)[queue.row(b"a")][1][b"lease_epoch"] == primary.run_id.encode()
-    assert raw(replica)[queue.row(b"b")][1][b"state"] == b"dead"
+    assert raw(replica)[queue.row_key(b"a")][1][b"lease_epoch"] == primary.run_id.encode()
+    assert raw(replica)[queue.row_key(b"b")][1][b"state"] == b"dead"
     assert replica.run_id != primary.run_id
 
 

@@ -87,10 +87,10 @@ def test_acl_user_cannot_reach_another_queues_rows_through_a_derived_or_argument
         args = ("EMQ.STALLED.CHECK", MINE.active, MINE.pending, MINE.dead, THEIRS.prefix, 1)
     elif case == "extends":
         admin.call("ZADD", MINE.active, 1, b"x")
-        args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", THEIRS.row(b"x"), 1)
+        args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", THEIRS.row_key(b"x"), 1)
     else:
         alice.claim(MINE, 1000)
-        args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", MINE.row(b"x"), 1, b"x", THEIRS.row(b"x"), 1)
+        args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", MINE.row_key(b"x"), 1, b"x", THEIRS.row_key(b"x"), 1)
     refused_with(alice, admin, NOPERM, *args)
     FIGURES["ACL refusals checked"] += 1
 
@@ -115,7 +115,7 @@ def test_acl_user_allowed_another_queues_prefix_but_not_its_rows_is_refused_by_t
 def test_acl_refuses_a_derived_row_even_when_it_does_not_exist(acl_server):
     """The check comes before the read: a missing row of another queue is not a ghost to drop."""
     admin, alice = LiveExecutor(acl_server), as_alice(acl_server)
-    admin.call("DEL", THEIRS.row(b"x"))
+    admin.call("DEL", THEIRS.row_key(b"x"))
     refused_with(alice, admin, NOPERM, "EMQ.CLAIM", MINE.pending, MINE.active, THEIRS.prefix, 1000)
 
 
@@ -125,8 +125,8 @@ def test_acl_user_cannot_name_another_queues_keys(acl_server, verb):
     admin, alice = LiveExecutor(acl_server), as_alice(acl_server)
     args = {
         "claim": ("EMQ.CLAIM", THEIRS.pending, THEIRS.active, THEIRS.prefix, 1000),
-        "extend": ("EMQ.EXTEND", THEIRS.active, THEIRS.row(b"x"), b"x", 1, 1000),
-        "extends": ("EMQ.EXTENDS", THEIRS.active, 1000, b"x", THEIRS.row(b"x"), 1),
+        "extend": ("EMQ.EXTEND", THEIRS.active, THEIRS.row_key(b"x"), b"x", 1, 1000),
+        "extends": ("EMQ.EXTENDS", THEIRS.active, 1000, b"x", THEIRS.row_key(b"x"), 1),
         "sweep": ("EMQ.STALLED.CHECK", THEIRS.active, THEIRS.pending, THEIRS.dead, THEIRS.prefix, 1),
     }[verb]
     refused_with(alice, admin, "NOPERM", *args, exact=False)

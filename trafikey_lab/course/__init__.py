@@ -30,7 +30,7 @@ class Course:
         return ModelExecutor()
 
     def summary(self) -> str:
-        version = self.server.client.info("server")["valkey_version"]
+        version = self.live.client.info("server")["valkey_version"]
         return (
             f"valkey-server {version} with the trafikey module at {self.server.address}\n"
             f"run_id {self.server.run_id}"

@@ -24,7 +24,7 @@ from trafikey_lab.course.limits import Shown, replica_of, unavailable, wait_in_s
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import LiveExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS
-from trafikey_lab.live.server import LabServer, OwnedServer
+from trafikey_lab.live.server import LabServer, OwnedServer, client_of, owner_secret
 from trafikey_lab.plots import alt
 from trafikey_lab.plots.palette import colour
 from trafikey_lab.text import plain
@@ -64,13 +64,13 @@ def replica_copy(server: LabServer, queue: Queue) -> Shown:
             same = copy.dataset() == primary.dataset()
             stamp = copy.row(queue, JOB).get(b"lease_epoch")
             answers = _try_each_verb(copy, queue)
-            role = replica.client.info("replication")["role"]
+            role = copy.client.info("replication")["role"]
     finally:
         primary.clear(queue)
     return Shown((
         f"the replica's role: {role}",
         f"every key of the queue, byte for byte the same on both: {same}",
-        f"the replica's stamp is the primary's run_id: {stamp == server.run_id.encode()}",
+        f"the replica's stamp is the primary's run_id: {stamp == primary.run_id.encode()}",
         *(f"{verb} on the replica → {answer}" for verb, answer in answers.items()),
     ))
 
@@ -79,7 +79,8 @@ FIELDS = ("run_id", "master_replid", "role")
 
 
 def _fields(server: LabServer) -> dict[str, str]:
-    info = {**server.client.info("server"), **server.client.info("replication")}
+    client = client_of(server)
+    info = {**client.info("server"), **client.info("replication")}
     return {name: str(info[name]) for name in FIELDS}
 
 
@@ -90,12 +91,12 @@ def failback_fields(server: LabServer) -> Shown:
         return refused
     before = _fields(server)
     with replica_of(server) as other:
-        other.client.execute_command("REPLICAOF", "NO", "ONE")
-        server.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
+        client_of(other).execute_command("REPLICAOF", "NO", "ONE")
+        client_of(server).execute_command("REPLICAOF", "127.0.0.1", str(other.port))
         # The replication id a replica reports is its primary's only once it has synced.
         wait_in_sync(other, server)
         during = _fields(server)
-        server.client.execute_command("REPLICAOF", "NO", "ONE")
+        client_of(server).execute_command("REPLICAOF", "NO", "ONE")
     after = _fields(server)
     return Shown(tuple(
         f"{name}: while a replica {'changed' if during[name] != before[name] else 'same'}, "
@@ -126,8 +127,9 @@ def parse_resp_commands(data: bytes) -> list[list[bytes]]:
     return commands
 
 
-def aof_commands(server: LabServer) -> list[list[bytes]]:
+def aof_commands(server: OwnedServer) -> list[list[bytes]]:
     """The commands in `server`'s incremental append-only files, oldest first."""
+    assert server.data_dir is not None, "a server that has started has its folder"
     folder = server.data_dir / "appendonlydir"
     manifest = (folder / "appendonly.aof.manifest").read_text().splitlines()
     names = [line.split()[1] for line in manifest if line.split()[-1] == "i"]
@@ -144,25 +146,26 @@ def aof_claim(queue: Queue) -> Shown:
     """A claim on a server of its own with appendonly yes: the commands the file holds for
     it, whether any of them is a verb or carries the password, and the row after a restart
     replays the file."""
-    with OwnedServer(persistence="aof") as server:
+    secret = owner_secret()
+    with OwnedServer(persistence="aof", password=secret) as server:
         live = LiveExecutor(server)
         live.add(queue, JOB, b"hello")
         live.claim(queue, LEASE_MS)
-        run_id = server.run_id.encode()
+        run_id = live.run_id.encode()
         commands = aof_commands(server)
         stamp = live.row(queue, JOB).get(b"lease_epoch")
-        server.restart()
+        new_run_id = server.restart()
         replayed = live.row(queue, JOB).get(b"lease_epoch")
-        secret = server.password.encode()
     claim_at = max(i for i, c in enumerate(commands) if c[0] == b"ZREM")
     return Shown((
         "the commands the claim left in the append-only file:",
         *(f"  {_command_line(c, run_id)}" for c in commands[claim_at - 1:]),
         "a verb of the module among them: "
         f"{any(c[0].upper().startswith(b'EMQ.') for c in commands)}",
-        f"the password anywhere in the file: {any(secret in word for c in commands for word in c)}",
+        f"the password anywhere in the file: "
+        f"{any(secret.encode() in word for c in commands for word in c)}",
         f"after a restart, the replayed row's stamp is the one written: {replayed == stamp}",
-        f"and it is not the new process's run_id: {replayed != server.run_id.encode()}",
+        f"and it is not the new process's run_id: {replayed != new_run_id.encode()}",
     ))
 
 
@@ -190,8 +193,7 @@ def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
             for label, pause in (("a quick restart", 0.0), (f"down {wait_s:g} s", wait_s)):
                 live.clear(queue)
                 live.add(queue, JOB, b"hello")
-                live.claim(queue, lease_ms)
-                deadline = live.deadline(queue, JOB)
+                deadline = live.claim(queue, lease_ms)[2]
                 server.stop()
                 time.sleep(pause)
                 server.start()
@@ -364,7 +366,7 @@ def _figure_svg(rows: list[dict]) -> str:
     out = io.StringIO()
     figure.savefig(out, format="svg")
     svg = out.getvalue()
-    label = html.escape(alt.alt_text(figure), quote=True)
+    label = html.escape(alt.required_alt_text(figure), quote=True)
     return svg[svg.index("<svg"):].replace("<svg", f'<svg role="img" aria-label="{label}"', 1)
 
 
@@ -425,8 +427,6 @@ background, and a demoted primary syncs from its new primary."""
 def _settled(primary, replica) -> tuple[dict, dict]:
     """INFO replication of both servers once the handover is done, or once nothing is moving:
     a FAILOVER under way, or the old primary still syncing from the replica, is moving."""
-    import time
-
     start = time.monotonic()
     while True:
         old, new = primary.client.info("replication"), replica.client.info("replication")
@@ -445,7 +445,6 @@ def _holds_the_lease(primary, replica, queue: Queue, job: bytes) -> bool:
     """Whether, within SETTLE_S, the replica holds the lease and the primary counts it online:
     a FAILOVER to a replica it does not yet count so is refused. (A replica is counted from its
     first acknowledgement, sent once a second.)"""
-    import time
 
     def online() -> bool:
         info = primary.client.info("replication")
@@ -530,10 +529,6 @@ def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
     never an exception."""
     import redis
 
-    from trafikey_lab.executors import LiveExecutor
-    from trafikey_lab.histories import JOB, LEASE_MS
-    from trafikey_lab.live.server import OwnedServer
-
     exercise = "hand the primary role to the replica"
     if not callable(hand_over):
         return feedback(exercise, [Finding(WRONG, f"hand_over is {hand_over!r}: define it as "
@@ -551,7 +546,7 @@ def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
         granted_row, granted_deadline = granted.row(queue, JOB), granted.deadline(queue, JOB)
         granted_run_id = granted.run_id
         # The lease reaches the replica in the snapshot of its first sync.
-        replica.client.execute_command("REPLICAOF", primary.host, str(primary.port))
+        client_of(replica).execute_command("REPLICAOF", primary.host, str(primary.port))
         if not _holds_the_lease(primary, replica, queue, JOB):
             raise LabError(f"the replica was not in sync with the lease within {SETTLE_S:g} s. "
                            f"Its log says:\n{replica.log_tail()}")

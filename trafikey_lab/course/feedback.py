@@ -89,7 +89,7 @@ def borrowed(candidate, library=None, library_names=LIBRARY_CHECKS) -> str | Non
         codes += [const for const in code.co_consts if isinstance(const, types.CodeType)]
     for name in sorted(names):
         value = scope.get(name)
-        if any(value is check for check in library):
+        if value is not None and any(value is check for check in library):
             return value.__name__
         if name in library_names and value is None:
             return name

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS, History, Trace, compare, play
-from trafikey_lab.live.server import LabServer, OwnedServer
+from trafikey_lab.live.server import LabServer, OwnedServer, client_of
+from trafikey_lab.text import plain
 
 SCRIPTS_ONLY = History(
     "scripts_only",
@@ -69,8 +70,8 @@ def unavailable(server: LabServer, what: str) -> Shown | None:
 def wait_in_sync(primary: LabServer, replica: LabServer) -> None:
     deadline = time.monotonic() + SYNC_TIMEOUT_S
     while time.monotonic() < deadline:
-        link = replica.client.info("replication").get("master_link_status")
-        if link == "up" and primary.client.wait(1, 1000) >= 1:
+        link = client_of(replica).info("replication").get("master_link_status")
+        if link == "up" and client_of(primary).wait(1, 1000) >= 1:
             return
         time.sleep(0.02)
     raise LabError(
@@ -84,7 +85,7 @@ def replica_of(primary: LabServer):
     """A second module-loaded server, a replica of `primary`, in sync on entry; stopped (and its
     folder removed) on exit, however the block ends."""
     # A primary waits 5 s for more replicas before a diskless sync by default; one is enough.
-    primary.client.config_set("repl-diskless-sync-delay", 0)
+    client_of(primary).config_set("repl-diskless-sync-delay", 0)
     replica = OwnedServer(extra_args=("--replicaof", "127.0.0.1", str(primary.port),
                                     "--repl-diskless-sync-delay", "0"))
     try:
@@ -95,18 +96,19 @@ def replica_of(primary: LabServer):
         replica.stop()
 
 
-def _claim_one(live: Executor, queue: Queue) -> None:
+def _claim_one(live: Executor, queue: Queue) -> int:
+    """JOB added and claimed on an empty queue: its lease's deadline."""
     live.clear(queue)
     live.add(queue, JOB, b"hello")
-    live.claim(queue, LEASE_MS)
+    return live.claim(queue, LEASE_MS)[2]
 
 
-def _sweep_once_expired(live: Executor, queue: Queue, facts: tuple[str, ...],
+def _sweep_once_expired(live: Executor, queue: Queue, deadline: int, facts: tuple[str, ...],
                         conclusion: str, clear: Executor) -> Shown:
-    """Waits until JOB's lease has run out, sweeps with max_stalled 1 and clears the queue on
-    `clear` (the server the lease was granted on): the facts, the sweep and JOB's row, and the
-    conclusion."""
-    live.wait_until(live.deadline(queue, JOB))
+    """Waits until JOB's lease (to `deadline`) has run out, sweeps with max_stalled 1 and clears
+    the queue on `clear` (the server the lease was granted on): the facts, the sweep and JOB's
+    row, and the conclusion."""
+    live.wait_until(deadline)
     reply = live.sweep(queue, 1)
     row = live.row(queue, JOB)
     clear.clear(queue)
@@ -119,12 +121,12 @@ def promoted_replica(server: LabServer, queue: Queue) -> Shown:
     if (refused := unavailable(server, "a replica")) is not None:
         return refused
     primary = LiveExecutor(server)
-    _claim_one(primary, queue)
+    deadline = _claim_one(primary, queue)
     with replica_of(server) as replica:
         promoted = LiveExecutor(replica)
-        primarys = promoted.stamped_by(queue, JOB, server.run_id)
-        replica.client.execute_command("REPLICAOF", "NO", "ONE")
-        return _sweep_once_expired(promoted, queue, (
+        primarys = promoted.stamped_by(queue, JOB, primary.run_id)
+        promoted.client.execute_command("REPLICAOF", "NO", "ONE")
+        return _sweep_once_expired(promoted, queue, deadline, (
             f"the replica holds the lease stamped by the primary: {primarys}",
             f"the promoted replica's run_id is its own: {replica.run_id != server.run_id}",
         ), "→ exempt: to the stamp, a failover looks like a restart", clear=primary)
@@ -137,16 +139,16 @@ def failback(server: LabServer, queue: Queue) -> Shown:
     if (refused := unavailable(server, "a failover")) is not None:
         return refused
     live = LiveExecutor(server)
-    _claim_one(live, queue)
+    deadline = _claim_one(live, queue)
     stamp = live.row(queue, JOB).get(b"lease_epoch")
     with replica_of(server) as other:
-        other.client.execute_command("REPLICAOF", "NO", "ONE")
-        server.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
+        client_of(other).execute_command("REPLICAOF", "NO", "ONE")
+        live.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
         wait_in_sync(other, server)
-        server.client.execute_command("REPLICAOF", "NO", "ONE")
-    same_process = server.client.info("server")["run_id"] == server.run_id
+        live.client.execute_command("REPLICAOF", "NO", "ONE")
+    same_process = live.run_id == server.run_id
     kept = live.row(queue, JOB).get(b"lease_epoch") == stamp
-    return _sweep_once_expired(live, queue, (
+    return _sweep_once_expired(live, queue, deadline, (
         f"the failed-back primary is the same process (same run_id): {same_process}",
         f"the lease still carries its stamp: {kept}",
     ), "→ counted: the worker may only have lost the server during the failover", clear=live)
@@ -161,7 +163,7 @@ def unchecked_stamp(live: Executor, queue: Queue) -> Shown:
     stamps = {"upper": current.upper(), "banana": b"banana", "exact": current}
     now = live.now_ms()
     for member, stamp in stamps.items():
-        live.call("HSET", queue.row(member), "state", "active", "attempts", "1",
+        live.call("HSET", queue.row_key(member), "state", "active", "attempts", "1",
                   "lease_epoch", stamp)
         live.call("ZADD", queue.active, now - 1, member)
     reply = live.sweep(queue, 1)
@@ -189,7 +191,8 @@ def stamp_outlives_the_lease(live: Executor, queue: Queue) -> Shown:
         swept, claimed = trace.steps[3], trace.steps[4]
         stamp = trace.process_name(claimed.row.get(b"lease_epoch"))
         lines.append(f"{trace.executor}: the first sweep leaves {_row_line(swept.row)}; claim2 "
-                     f"grants attempt {claimed.reply[1]} and the row keeps a stamp of {stamp}")
+                     f"grants attempt {plain(claimed.row.get(b'attempts'))} and the row keeps a "
+                     f"stamp of {stamp}")
         lines.append(describe(trace))
     agree = all(same for _, same, _ in compare(*traces))
     conclusion = (f"→ counted at max_stalled {STAMP_OUTLIVES_MAX_STALLED}: the stamp is a field "
@@ -203,13 +206,8 @@ def describe(trace: Trace) -> str:
              else f"a stamp of {trace.process_name(trace.lease_epoch)}")
     return (f"{trace.history.title} ({trace.executor}): {stamp}, swept by "
             f"{trace.process_name(trace.sweep_run_id)} → {trace.reading}, {trace.outcome}, "
-            f"stalled {_field(trace.steps[-1].row, b'stalled')}")
+            f"stalled {plain(trace.steps[-1].row.get(b'stalled'))}")
 
 
 def _row_line(row: dict) -> str:
-    return f"stalled {_field(row, b'stalled')} · state {_field(row, b'state')}"
-
-
-def _field(row: dict, name: bytes) -> str:
-    value = row.get(name)
-    return "(none)" if value is None else value.decode(errors="replace")
+    return f"stalled {plain(row.get(b'stalled'))} · state {plain(row.get(b'state'))}"

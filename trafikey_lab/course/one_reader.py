@@ -86,9 +86,9 @@ def plant_expired(executor: Executor, queue: Queue, rows: dict) -> list[Planted]
         member = member.encode() if isinstance(member, str) else member
         if isinstance(row, dict):
             fields = [part for item in row.items() for part in item]
-            executor.call("HSET", queue.row(member), *fields)
+            executor.call("HSET", queue.row_key(member), *fields)
         elif row is not None:
-            executor.call("SET", queue.row(member), row)
+            executor.call("SET", queue.row_key(member), row)
         executor.call("ZADD", queue.active, base + offset, member)
         planted.append(Planted(member, member.decode(errors="replace"), row, base + offset))
     executor.wait_until(base + len(rows))
@@ -103,9 +103,9 @@ def lay_out(executor: Executor, queue: Queue) -> list[Planted]:
 def spoil(executor: Executor, queue: Queue, how: str) -> None:
     """Adds one thing to a laid-out queue that makes the whole sweep refuse (see REFUSALS)."""
     if how == "not_integer":
-        executor.call("HSET", queue.row(b"dead"), b"stalled", b"two")
+        executor.call("HSET", queue.row_key(b"dead"), b"stalled", b"two")
     elif how == "wrongtype":
-        executor.call("SET", queue.row(b"wrong"), b"a string")
+        executor.call("SET", queue.row_key(b"wrong"), b"a string")
         executor.call("ZADD", queue.active, executor.now_ms(), b"wrong")
     elif how == "pending_wrongtype":
         executor.call("SET", queue.pending, b"a string")
@@ -160,7 +160,7 @@ def queue_state(executor: Executor, queue: Queue) -> dict:
     "<deadline>" and "<time of death>",
     so the model and a live server that swept the same layout compare equal."""
     current = executor.run_id.encode()
-    state = {}
+    state: dict[str, object] = {}
     for key, (kind, value) in executor.dataset().items():
         if key not in queue.keys and not key.startswith(queue.prefix):
             continue
@@ -187,7 +187,7 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
     for member in members:
         where = [name.rsplit(":", 1)[1] for name in (plain(k) for k in queue.keys)
                  if any(m == member for m, _ in state.get(name, []))]
-        row = state.get(plain(queue.row(member)))
+        row = state.get(plain(queue.row_key(member)))
         if row is None:
             fields = "(no row)"
         elif isinstance(row, tuple):

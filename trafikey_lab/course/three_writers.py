@@ -132,7 +132,7 @@ class _Watched(Executor):
             else:
                 continue
             named += [attempt for id_, row, attempt in triples
-                      if id_ == job and row == queue.row(job)]
+                      if id_ == job and row == queue.row_key(job)]
         return named
 
 
@@ -221,7 +221,7 @@ def _leases(executor: Executor, queue: Queue, jobs) -> dict[bytes, _Lease]:
     active, pending, dead = scores(queue.active), scores(queue.pending), scores(queue.dead)
     leases = {}
     for job in jobs:
-        kind, row = data.get(queue.row(job), ("none", {}))
+        kind, row = data.get(queue.row_key(job), ("none", {}))
         row = row if kind == "hash" else {}
         rest = tuple(sorted((f, v) for f, v in row.items() if f != b"lease_epoch"))
         leases[job] = _Lease(row.get(b"lease_epoch"), active.get(job),

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from importlib import resources
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from trafikey_lab import epoch
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
+from trafikey_lab.errors import LabError
 from trafikey_lab.executors import LiveExecutor, Queue, script_source
 from trafikey_lab.histories import JOB
 from trafikey_lab.scripts.scripted import ScriptedPeer, native_sweep
@@ -68,6 +70,8 @@ class RunIdRace:
         return f"the server restarted: now {self._name(self.live.run_id)} is running"
 
     def sweep_with_client_run_id(self) -> str:
+        if self.client_run_id is None:
+            raise LabError("the client has read no run_id yet: run read_run_id() first")
         peer = ScriptedPeer(self.live.client)
         reply = peer.sweep(self.queue, self.client_run_id, self.max_stalled)
         return self.outcome("stalled2 with the client's run_id", reply,
@@ -134,21 +138,17 @@ class _SweepClient(redis.Redis):
         self.script_texts: list[str] = []
 
     def execute_command(self, *args, **options):
-        name = _text(args[0]).upper()
-        if name == "SCRIPT" and len(args) > 2 and _text(args[1]).upper() == "LOAD":
-            self.loaded.add(_text(args[2]))
-            self.script_texts.append(_text(args[2]))
+        name = plain(args[0]).upper()
+        if name == "SCRIPT" and len(args) > 2 and plain(args[1]).upper() == "LOAD":
+            self.loaded.add(plain(args[2]))
+            self.script_texts.append(plain(args[2]))
         elif name == "EVAL" and len(args) > 1:
-            self.script_texts.append(_text(args[1]))
+            self.script_texts.append(plain(args[1]))
         if len(self.sent) == self._restart_before:
             self.restarted_at = len(self.sent)
             self._live.restart()
         self.sent.append(name)
         return self._live.client.execute_command(*args, **options)
-
-
-def _text(value) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def _load_scripts(live: LiveExecutor, loaded: set[str]) -> None:
@@ -190,7 +190,10 @@ def _lay_out_control(live: LiveExecutor, queue: Queue) -> None:
     live.add(queue, JOB, b"hello")
     claimed = live.claim(queue, 50)
     run_id = live.run_id.encode()
-    lease = {b"state": b"active", b"attempts": b"1", b"payload": b"p", b"lease_epoch": run_id}
+    # Typed as redis-py's hset takes a mapping: it refuses a dict[bytes, bytes] (Mapping's key
+    # type is invariant).
+    lease: dict[FieldT, EncodableT] = {b"state": b"active", b"attempts": b"1", b"payload": b"p",
+                                       b"lease_epoch": run_id}
     rows = {
         b"job-running": ({**lease}, FAR_DEADLINE_MS),
         b"job-lane": ({**lease, b"group": b"lane-a"}, 1),
@@ -200,7 +203,7 @@ def _lay_out_control(live: LiveExecutor, queue: Queue) -> None:
     }
     for job, (row, deadline) in rows.items():
         if row is not None:
-            live.client.hset(queue.row(job), mapping=row)
+            live.client.hset(queue.row_key(job), mapping=row)
         live.client.zadd(queue.active, {job: deadline})
     live.wait_until(claimed[2])
 
@@ -324,6 +327,7 @@ def _others_problem(run: _Run, expected: dict) -> str | None:
 def _moment(client: _SweepClient) -> str:
     """When the restart came, in the sweep's own commands."""
     at, sent = client.restarted_at, client.sent
+    assert at is not None, "asked of a run whose server restarted"
     if at == 0:
         return f"just before your sweep's first command ({sent[0]})"
     return f"between your sweep's command {at} ({sent[at - 1]}) and command {at + 1} ({sent[at]})"

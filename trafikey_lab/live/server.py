@@ -40,8 +40,10 @@ import time
 import urllib.parse
 import warnings
 import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn, Self
 
 import redis
 from redis.backoff import NoBackoff
@@ -55,6 +57,7 @@ from trafikey_lab.errors import (
     ServerGone,
     ServerNotFound,
     ServerStartError,
+    ServerStopped,
 )
 from trafikey_lab.module.build import module_path
 
@@ -160,8 +163,18 @@ def connect(host: str, port: int, password: str | None, owner: "LabServer") -> L
     return client
 
 
+def client_of(server: "LabServer") -> LabClient:
+    """The client of a server that is running: ServerStopped, saying how to start it, if not."""
+    if server.client is None:
+        raise ServerStopped(
+            "the lab's server is not running: start it with server.start(), or in a "
+            "notebook run its setup cell again"
+        )
+    return server.client
+
+
 @contextlib.contextmanager
-def interrupts_held(what: str):
+def interrupts_held(what: str) -> Iterator[None]:
     """Holds back Ctrl-C (a notebook's interrupt button) until `what` is done, then raises it.
 
     A restart cut half-way leaves no server, or one whose run_id and pid the lab has not read
@@ -175,9 +188,9 @@ def interrupts_held(what: str):
     if not callable(previous):
         yield
         return
-    pressed = []
+    pressed: list[int] = []
 
-    def hold(signum, frame):
+    def hold(signum: int, frame: object) -> None:
         if pressed:
             raise KeyboardInterrupt
         pressed.append(signum)
@@ -220,15 +233,17 @@ def _release(keeper: subprocess.Popen | None) -> None:
     reap it and close both pipes, so that restart after restart leaves no descriptor behind."""
     if keeper is None:
         return
+    stdin, stdout = keeper.stdin, keeper.stdout
+    assert stdin is not None and stdout is not None, "_launch opens both pipes"
     if keeper.poll() is None:
-        keeper.stdin.close()
+        stdin.close()
         try:
             keeper.wait(timeout=10)
         except subprocess.TimeoutExpired:
             keeper.kill()
             keeper.wait()
-    keeper.stdin.close()
-    keeper.stdout.close()
+    stdin.close()
+    stdout.close()
 
 
 def choose_server(url: str | None = None, **options) -> "LabServer":
@@ -255,8 +270,8 @@ class LabServer(abc.ABC):
     What either kind offers: client (None until started), run_id, pid (None when attached),
     host, port, password, address (for printing: no password), connection_url (with it),
     external, running; start() (returns the server) and stop(), or `with`; restart() (returns
-    the new run_id), kill(), wait(), fault(). An attached server refuses restart() and kill()
-    with RestartUnavailable, saying how to get a server the lab can restart.
+    the new run_id), kill(), wait(), fault(), log_tail(). An attached server refuses restart()
+    and kill() with RestartUnavailable, saying how to get a server the lab can restart.
     """
 
     external: bool
@@ -265,9 +280,21 @@ class LabServer(abc.ABC):
     client: LabClient | None = None
     run_id: str | None = None
     pid: int | None = None
-    host: str
-    port: int | None
-    password: str | None
+
+    @property
+    @abc.abstractmethod
+    def host(self) -> str | None:
+        """The address a client on this machine connects to."""
+
+    @property
+    @abc.abstractmethod
+    def port(self) -> int | None:
+        """The port it listens on; None before an owned server first starts."""
+
+    @property
+    @abc.abstractmethod
+    def password(self) -> str | None:
+        """What a client must give, or None for a server that asks for none."""
 
     @property
     @abc.abstractmethod
@@ -309,17 +336,20 @@ class LabServer(abc.ABC):
         """Why the server is no longer usable, or None while it is."""
 
     @abc.abstractmethod
+    def log_tail(self, lines: int = LOG_LINES_QUOTED) -> str:
+        """The last lines the server printed or logged, password masked, for a message."""
+
+    @abc.abstractmethod
     def _explain_lost_connection(self, exc: redis.ConnectionError) -> None:
         """Raises ServerGone, saying how to recover, when a lost connection is a lost server."""
 
-    def __enter__(self) -> "LabServer":
-        self.start()
-        return self
+    def __enter__(self) -> Self:
+        return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def start(self) -> "LabServer":
+    def start(self) -> Self:
         """Starts (or connects to) the server; one already running is returned as it is."""
         if not self.running:
             self._start()
@@ -358,6 +388,10 @@ class OwnedServer(LabServer):
     """
 
     external = False
+    # Plain attributes here, where LabServer declares read-only properties: start() picks the
+    # port and the constructor the password.
+    port: int | None = None
+    password: str | None = None
 
     def __init__(
         self,
@@ -391,7 +425,7 @@ class OwnedServer(LabServer):
                 f"machine could read and change every row and stop the server. Keep the "
                 f"password (the default: drop --no-password), or listen on 127.0.0.1 only."
             )
-        self.password: str | None = password or None
+        self.password = password or None
         self.bind = bind
         self.admin_commands = admin_commands
         self.persistence = persistence
@@ -404,7 +438,7 @@ class OwnedServer(LabServer):
         self._own_dir = data_dir is None
         self.data_dir = None if data_dir is None else Path(data_dir)
         self._keeper: subprocess.Popen | None = None
-        self._finalizer = None
+        self._finalizer: Callable[[], object] | None = None
         # True while the lab starts the process itself: a refused connection is expected then.
         self._managing = False
 
@@ -441,8 +475,7 @@ class OwnedServer(LabServer):
         """Stops the server for good; an owned scratch folder is removed."""
         if self.running:
             self._shutdown("NOSAVE" if self._own_dir else "SAVE")
-        if self._finalizer is not None:
-            self._finalizer()
+        self._release_keeper()
         self._keeper = None
         self._close_client()
         self.port = self._fixed_port
@@ -464,19 +497,18 @@ class OwnedServer(LabServer):
                 if problem:
                     raise RestartFailed(self._restart_failed(problem))
                 self._shutdown("NOSAVE" if self.persistence == "aof" else "SAVE")
-            self._relaunch()
-        return self.run_id
+            run_id = self._relaunch()
+        return run_id
 
-    def _relaunch(self) -> None:
+    def _relaunch(self) -> str:
         """Starts the restart's new process on the same data. Between the old process's exit
         and the new one's bind, any process may take the port (another server drawing a free
         port is enough): the restart then says so and moves to a free port, unless the port
         was given (port=), which it keeps."""
-        tries = 5
-        for attempt in range(tries):
+        moves = 4
+        for _ in range(moves):
             try:
-                self._launch()
-                return
+                return self._launch()
             except PortTaken as exc:
                 taken = self.port
                 if self._fixed_port is not None:
@@ -486,8 +518,6 @@ class OwnedServer(LabServer):
                         f"(`ss -ltnp` names the process listening on it) and call start(), or "
                         f"create the LabServer without port= so that a restart can move."
                     ) from exc
-                if attempt == tries - 1:
-                    raise
             self.port = free_port()
             self._close_client()
             warnings.warn(
@@ -496,6 +526,7 @@ class OwnedServer(LabServer):
                 f"needs the new address, {self.address}.",
                 stacklevel=3,
             )
+        return self._launch()  # the last try: a port taken again is the caller's PortTaken
 
     def fault(self) -> str | None:
         """Why this server can no longer serve a course as it is, or None: its process has
@@ -517,9 +548,10 @@ class OwnedServer(LabServer):
 
     def kill(self) -> None:
         """SIGKILLs the server process, as a crash would; start() brings a new one on the data."""
-        if self.running:
-            os.kill(self.pid, 9)
-            self._keeper.wait(timeout=10)
+        keeper, pid = self._keeper, self.pid
+        if keeper is not None and pid is not None and keeper.poll() is None:
+            os.kill(pid, 9)
+            keeper.wait(timeout=10)
 
     # -- what a caller reads -----------------------------------------------------------------
 
@@ -580,28 +612,33 @@ class OwnedServer(LabServer):
         return None if self.data_dir is None else self.data_dir / "server.out"
 
     def log_tail(self, lines: int = LOG_LINES_QUOTED) -> str:
-        text = []
+        text: list[str] = []
         for path in (self.output_path, self.log_path):
             try:
-                text += path.read_text(errors="replace").splitlines()
-            except (OSError, AttributeError):
+                text += path.read_text(errors="replace").splitlines() if path else []
+            except OSError:
                 pass
         return self._scrub("\n".join(text[-lines:])) or "(the server wrote nothing)"
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _launch(self) -> None:
+    def _launch(self) -> str:
+        """One process on the port and folder chosen (by _start, or kept from the process
+        before): returns its run_id."""
+        port, log, output, config = self.port, self.log_path, self.output_path, self.config_path
+        if port is None or log is None or output is None or config is None:
+            # stop() gave both up: only start() chooses them again.
+            raise ServerStopped("this server was stopped: call start() to run it again")
         self._managing = True
         try:
-            if self._finalizer is not None:
-                self._finalizer()  # the last process's keeper has exited: close its pipes
-            self._write_config()
+            self._release_keeper()  # the last process's keeper has exited: close its pipes
+            self._write_config(config)
             args = self.server_args()
-            self.log_path.unlink(missing_ok=True)
-            self.output_path.unlink(missing_ok=True)
+            log.unlink(missing_ok=True)
+            output.unlink(missing_ok=True)
             cleanup = ["--cleanup", str(self.data_dir)] if self._own_dir else []
             keeper = subprocess.Popen(
-                [sys.executable, "-I", str(KEEPER), str(self.output_path), *cleanup, *args],
+                [sys.executable, "-I", str(KEEPER), str(output), *cleanup, *args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -612,36 +649,44 @@ class OwnedServer(LabServer):
             )
             self._keeper = keeper
             self._finalizer = weakref.finalize(self, _release, keeper)
+            assert keeper.stdout is not None, "opened as a pipe above"
             self.pid = int(keeper.stdout.readline() or 0)
             if self.client is None:
-                self.client = connect(self.host, self.port, self.password, self)
+                self.client = client = connect(self.host, port, self.password, self)
             else:
-                self.client.connection_pool.disconnect()
+                client = self.client
+                client.connection_pool.disconnect()
             try:
-                self._wait_ready()
+                self._wait_ready(keeper, port)
             finally:
-                self.config_path.unlink(missing_ok=True)
-            self.run_id = self.client.info("server")["run_id"]
+                config.unlink(missing_ok=True)
+            self.run_id = run_id = client.info("server")["run_id"]
+            return run_id
         finally:
             self._managing = False
 
-    def _write_config(self) -> None:
+    def _release_keeper(self) -> None:
+        """Closes the last keeper's pipes, which makes it kill its server if that still runs,
+        and reaps it: done once for each keeper, however often it is called."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def _write_config(self, config: Path) -> None:
         """Writes the password into a file only the owner can read, created afresh (never
         one that someone else could have left there), in a folder only the owner can enter."""
         try:
-            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self.config_path.unlink(missing_ok=True)
+            config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            config.unlink(missing_ok=True)
             lines = [f"{name} {self.password}\n" for name in ("requirepass", "masterauth")
                      if self.password]
-            fd = os.open(self.config_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                         0o600)
-            with os.fdopen(fd, "w") as config:
-                config.write("".join(lines))
+            fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write("".join(lines))
         except OSError as exc:
-            self.config_path.unlink(missing_ok=True)
+            config.unlink(missing_ok=True)
             raise ServerStartError(
                 f"cannot write the server's configuration into its scratch folder "
-                f"{self.data_dir}: {exc.strerror}. {self._folder_fix(exc)}"
+                f"{config.parent}: {exc.strerror}. {self._folder_fix(exc)}"
             ) from None
 
     @staticmethod
@@ -705,17 +750,17 @@ class OwnedServer(LabServer):
             f"the setup cell again too."
         ) from None
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, keeper: subprocess.Popen, port: int) -> None:
         deadline = time.monotonic() + self.start_timeout
         # Ready means this launch's own process answers. Another process may be listening on
         # the port (one that took it while a restart was between its two servers): it may
         # never answer, or answer as another server. So the probe waits briefly and checks the
         # pid; until the new server exits (its bind failed) or answers, it asks again.
-        probe = redis.Redis(host=self.host, port=self.port, password=self.password,
+        probe = redis.Redis(host=self.host, port=port, password=self.password,
                             socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
         try:
             while time.monotonic() < deadline:
-                if self._keeper.poll() is not None:
+                if keeper.poll() is not None:
                     self._fail("exited during start-up")
                 try:
                     if probe.ping() and int(probe.info("server")["process_id"]) == self.pid:
@@ -725,11 +770,11 @@ class OwnedServer(LabServer):
                 time.sleep(0.02)
         finally:
             probe.close()
-        self._finalizer()
+        self._release_keeper()
         self._fail(f"did not answer within {self.start_timeout:g} s")
 
-    def _fail(self, what: str) -> None:
-        self.client.connection_pool.disconnect()
+    def _fail(self, what: str) -> NoReturn:
+        client_of(self).connection_pool.disconnect()
         logged = self.log_tail()
         # The server says why it could not bind only in its log: read once, here, and raised
         # as a type that callers match.
@@ -742,8 +787,9 @@ class OwnedServer(LabServer):
         )
 
     def _shutdown(self, save: str) -> None:
+        client = client_of(self)
         try:
-            self.client.execute_command("SHUTDOWN", save, "NOW")
+            client.execute_command("SHUTDOWN", save, "NOW")
         except redis.ConnectionError:
             pass
         except redis.ResponseError as exc:
@@ -752,10 +798,11 @@ class OwnedServer(LabServer):
                 f"it refused to shut down ({exc}); its log ends:\n{self.log_tail()}")
             raise RestartFailed(self._restart_failed(problem)) from None
         try:
-            self._keeper.wait(timeout=30)
+            if self._keeper is not None:
+                self._keeper.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            self._finalizer()
-        self.client.connection_pool.disconnect()
+            self._release_keeper()
+        client.connection_pool.disconnect()
 
 
 class AttachedServer(LabServer):
@@ -782,6 +829,7 @@ class AttachedServer(LabServer):
 
     def _start(self) -> None:
         client = LabClient.from_url(self.url)
+        assert isinstance(client, LabClient), "from_url builds its class, though typed Redis"
         try:
             modules = client.module_list()
         except redis.AuthenticationError:
@@ -822,6 +870,9 @@ class AttachedServer(LabServer):
         """None: whether the server still runs is its owner's to watch; a call that finds it
         gone raises ServerGone."""
         return None
+
+    def log_tail(self, lines: int = LOG_LINES_QUOTED) -> str:
+        return "(the lab did not start this server, so it cannot read its log)"
 
     @property
     def host(self) -> str | None:

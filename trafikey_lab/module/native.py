@@ -56,18 +56,19 @@ class _Step(ctypes.Structure):
 def library() -> ctypes.CDLL:
     """The built module, opened once; raises ModuleNotBuilt when it is not there."""
     lib = ctypes.CDLL(str(build.module_path()))
-    buffer = [ctypes.c_char_p, ctypes.c_size_t]
+    buffer = (ctypes.c_char_p, ctypes.c_size_t)
     lib.trafikey_valid_run_id.argtypes = buffer
     lib.trafikey_valid_run_id.restype = ctypes.c_int
     lib.trafikey_exempt.argtypes = buffer + buffer
     lib.trafikey_exempt.restype = ctypes.c_int
-    lib.trafikey_counter.argtypes = buffer + [ctypes.POINTER(ctypes.c_longlong)]
+    lib.trafikey_counter.argtypes = (*buffer, ctypes.POINTER(ctypes.c_longlong))
     lib.trafikey_counter.restype = ctypes.c_int
-    lib.trafikey_decide_member.argtypes = buffer + [
+    lib.trafikey_decide_member.argtypes = (
+        *buffer,
         ctypes.c_longlong,
         ctypes.POINTER(_Seen),
         ctypes.POINTER(_Step),
-    ]
+    )
     lib.trafikey_decide_member.restype = None
     return lib
 

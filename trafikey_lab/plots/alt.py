@@ -29,6 +29,15 @@ def alt_text(fig: Figure) -> str | None:
     return getattr(fig, _ALT, None)
 
 
+def required_alt_text(fig: Figure) -> str:
+    """The figure's alt text, for a page that shows it: ValueError when it has none."""
+    alt = alt_text(fig)
+    if alt is None:
+        raise ValueError("this figure has no alt text: call describe(fig, sentence) where it is "
+                         "drawn")
+    return alt
+
+
 def png_base64(fig: Figure, tight: bool = True) -> str:
     """The figure as the inline backend draws it (tight bounding box), base64-encoded. Not
     tight: as laid out, in one drawing pass instead of two (for a figure redrawn on every move
@@ -39,10 +48,7 @@ def png_base64(fig: Figure, tight: bool = True) -> str:
 
 
 def img_html(fig: Figure, png: str | None = None) -> str:
-    alt = alt_text(fig)
-    if alt is None:
-        raise ValueError("this figure has no alt text: call describe(fig, sentence) where it is "
-                         "drawn")
+    alt = required_alt_text(fig)
     return (f'<img src="data:image/png;base64,{png or png_base64(fig)}" '
             f'alt="{html.escape(alt, quote=True)}" style="max-width: 100%">')
 

@@ -15,15 +15,15 @@ are left out; wall-clock times are given beside them.
 import time
 from dataclasses import dataclass
 from importlib import resources
+from typing import cast
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.executors import Queue, script_source, server_now_ms
-from trafikey_lab.live.server import OwnedServer
+from trafikey_lab.live.server import OwnedServer, client_of
 from trafikey_lab.model import sweep_writes
-
-"""A stamp no real server draws: a lease granted by another process."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,13 @@ class Mix:
     description: str
     max_stalled: int
 
-    def row(self, i: int, run_id: bytes) -> dict[bytes, bytes] | None:
+    def row(self, i: int, run_id: bytes) -> dict[FieldT, EncodableT] | None:
+        """Typed as redis-py's hset takes a mapping: it refuses a dict[bytes, bytes] (Mapping's
+        key type is invariant)."""
         kind = self.name if self.name != "mixed" else MIXED_CYCLE[i % len(MIXED_CYCLE)]
         if kind == "ghost":
             return None
-        row = {b"state": b"active", b"attempts": b"1", b"payload": b"p"}
+        row: dict[FieldT, EncodableT] = {b"state": b"active", b"attempts": b"1", b"payload": b"p"}
         if kind == "lane":
             row[b"group"] = b"lane-a"
         row[b"lease_epoch"] = epoch.ZERO if kind == "exempt" else run_id
@@ -59,8 +61,8 @@ MIXES = {
 }
 
 
-def lay_out(client: redis.Redis, queue: Queue, n: int, mix: Mix | str, run_id: bytes | None = None,
-            chunk: int = 2000) -> None:
+def lay_out_expired(client: redis.Redis, queue: Queue, n: int, mix: Mix | str,
+                    run_id: bytes | None = None, chunk: int = 2000) -> None:
     """Empties the queue's keys, then writes n leases of the mix that ran out long ago."""
     mix = MIXES[mix] if isinstance(mix, str) else mix
     run_id = run_id or current_run_id(client)
@@ -71,7 +73,7 @@ def lay_out(client: redis.Redis, queue: Queue, n: int, mix: Mix | str, run_id: b
                 job = b"job-%07d" % i
                 row = mix.row(i, run_id)
                 if row is not None:
-                    pipe.hset(queue.row(job), mapping=row)
+                    pipe.hset(queue.row_key(job), mapping=row)
                 pipe.zadd(queue.active, {job: 1 + i})
             pipe.execute()
 
@@ -83,14 +85,16 @@ def lay_out_pending(client: redis.Redis, queue: Queue, n: int, chunk: int = 2000
         with client.pipeline(transaction=False) as pipe:
             for i in range(start, min(n, start + chunk)):
                 job = b"job-%07d" % i
-                pipe.hset(queue.row(job), mapping={b"state": b"pending", b"attempts": b"0",
+                pipe.hset(queue.row_key(job), mapping={b"state": b"pending", b"attempts": b"0",
                                                    b"payload": b"p"})
                 pipe.zadd(queue.pending, {job: 0})
             pipe.execute()
 
 
 def clear(client: redis.Redis, queue: Queue) -> None:
-    """Deletes the queue's sorted sets and every row under its prefix."""
+    """Deletes the queue's sorted sets and every key under its prefix, as Executor.clear does,
+    on a client and at a benchmark's size: the keys found by SCAN and unlinked in batches,
+    where Executor.clear reads the whole dataset."""
     client.delete(queue.pending, queue.active, queue.dead)
     batch = []
     for key in client.scan_iter(match=queue.prefix.replace(b"{", b"\\{").replace(b"}", b"\\}")
@@ -154,23 +158,26 @@ def pipelined_sweep(client: redis.Redis, queue: Queue, run_id: bytes, max_stalle
     HMGET, the model's decision for each, then every write in one MULTI. Not atomic: a worker
     that extends a lease between the reads and the MULTI loses its extension."""
     now = server_now_ms(client)
-    ids = client.zrange(queue.active, "-inf", now, byscore=True, offset=0, num=limit)
+    # Members alone, without withscores: redis-py types the reply for either.
+    ids = cast(list[bytes], client.zrange(queue.active, "-inf", now, byscore=True, offset=0,
+                                          num=limit))
     with client.pipeline(transaction=False) as pipe:
         for job in ids:
-            pipe.type(queue.row(job))
-            pipe.hmget(queue.row(job), "group", "lease_epoch", "stalled")
+            pipe.type(queue.row_key(job))
+            pipe.hmget(queue.row_key(job), "group", "lease_epoch", "stalled")
         answers = pipe.execute()
     plan = []
     for job, kind, (group, stamp, stalled) in zip(ids, answers[0::2], answers[1::2]):
         seen = sweep.Seen(type=kind.decode(), group=group, epoch=stamp, stalled=stalled)
         verdict = sweep.decide_member(run_id, max_stalled, seen)
+        assert isinstance(verdict, sweep.Verdict), "every field it could ask for was read"
         if verdict.refusal:
             raise redis.ResponseError(f"{verdict.kind} at {job!r}")
         plan.append((job, verdict))
     with client.pipeline(transaction=True) as pipe:
         for job, verdict in plan:
             for write in sweep_writes(verdict, job, queue.active, queue.pending, queue.dead,
-                                      queue.row(job), now):
+                                      queue.row_key(job), now):
                 pipe.execute_command(*write)
         pipe.execute()
     return [[job for job, v in plan if v.kind in sweep.RECOVERING],
@@ -220,7 +227,7 @@ def time_sweep(client: redis.Redis, queue: Queue, way: str, n: int, mix: Mix | s
     (`pipelined` in one read and one MULTI) and times that sweep."""
     mix = MIXES[mix] if isinstance(mix, str) else mix
     run_id = current_run_id(client)
-    lay_out(client, queue, n, mix, run_id)
+    lay_out_expired(client, queue, n, mix, run_id)
     peer = ScriptedPeer(client)
     if way == "native":
         return timed(client, ("EMQ.STALLED.CHECK",),
@@ -259,21 +266,20 @@ def small_measurement(queue: Queue = Queue("{measure}"), n: int = 2000, repeats:
     ways = (("native", "EMQ.STALLED.CHECK"), ("lua", "stalled2"),
             ("lua reading INFO", "stalled2_info"))
     best: dict[str, int] = {}
-    info_best = None
     for _ in range(repeats):
         for way, _label in ways:
             with OwnedServer() as server:
-                usec = time_sweep(server.client, queue, way, n, "counted").server_usec
+                usec = time_sweep(client_of(server), queue, way, n, "counted").server_usec
             best[way] = min(best.get(way, usec), usec)
         with OwnedServer() as server:
-            client = server.client
+            client = client_of(server)
             usec = timed(client, ("info",),
                          lambda: [client.info("server") for _ in range(info_calls)]).server_usec
-        info_best = usec if info_best is None else min(info_best, usec)
+        best["info"] = min(best.get("info", usec), usec)
     lines = [(f"each on a server of its own, best of {repeats} runs, the server's time inside "
               "the commands:")]
     lines += [f"{label:<18} {n} expired leases in {best[way] / 1000:.2f} ms of server time"
               for way, label in ways]
-    lines.append(f"{'INFO server':<18} {info_calls} calls in {info_best / 1000:.2f} ms of server "
-                 "time")
+    lines.append(f"{'INFO server':<18} {info_calls} calls in {best['info'] / 1000:.2f} ms of "
+                 "server time")
     return "\n".join(lines)
