@@ -42,6 +42,17 @@ def test_each_preset_sets_every_control_and_shows_its_decision(widget, key):
     assert f"{d.reading} → {d.outcome}" in verdict
 
 
+def test_the_preset_drop_down_names_the_preset_the_fields_hold_or_says_they_hold_none(widget):
+    widget.preset.value = "stalled"
+    widget.fields["sweep_at_ms"].value = 1490
+    assert widget.preset.value == "own" and widget.preset.label == "your own schedule"
+    assert widget.schedule.sweep_at_ms == 1490  # naming it changed no field
+    widget.fields["sweep_at_ms"].value = 1500
+    assert widget.preset.value == "stalled"
+    widget.preset.value = "own"  # choosing it keeps the fields as they are
+    assert widget.schedule == S.PRESETS["stalled"][1]
+
+
 def test_moving_the_sweep_across_the_deadline_flips_the_verdict_at_the_millisecond(widget):
     widget.preset.value = "stalled"
     widget.fields["sweep_at_ms"].value = 999

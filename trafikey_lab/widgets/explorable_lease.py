@@ -28,6 +28,8 @@ from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table
 
 LABELS = {"description_width": "initial"}
+OWN, OWN_TITLE = "own", "your own schedule"
+"""What the preset drop-down shows once the fields hold no preset's schedule."""
 TIMES = ("lease_ms", "worker_at_ms", "restart_at_ms", "restart_ms", "sweep_at_ms")
 DESCRIPTIONS = {
     "lease_ms": "lease (ms)",
@@ -60,8 +62,8 @@ class ExplorableLease:
         self.live = live
         self.queue = queue
         self.preset = widgets.Dropdown(
-            options=[(title, key) for key, (title, _) in S.PRESETS.items()], value=preset,
-            description="start from", style=LABELS)
+            options=[*((title, key) for key, (title, _) in S.PRESETS.items()),
+                     (OWN_TITLE, OWN)], value=preset, description="start from", style=LABELS)
         self.claim = widgets.Dropdown(
             options=[("EMQ.CLAIM (stamps)", "claim"), ("claim2 script (no stamp)",
                                                         "scripted_claim")],
@@ -137,7 +139,8 @@ class ExplorableLease:
         self.update()
 
     def _preset_changed(self, change) -> None:
-        self.show(S.PRESETS[change["new"]][1])
+        if not self._quiet and change["new"] in S.PRESETS:
+            self.show(S.PRESETS[change["new"]][1])
 
     def _changed(self, change) -> None:
         if not self._quiet:
@@ -151,6 +154,7 @@ class ExplorableLease:
             self.status.value = "cannot draw this schedule: " + "; ".join(problems)
             return
         d = self.decision = S.decide(schedule)
+        self._name_preset(schedule)
         for name in ("restart_at_ms", "restart_ms"):
             self.fields[name].disabled = not schedule.restarts
         self._ax.clear()
@@ -171,6 +175,15 @@ class ExplorableLease:
         self.live_trace = self.plan = None
         self.status.value = "not run live yet at this timing"
         self.replay.value = self.comparison.value = ""
+
+    def _name_preset(self, schedule: Schedule) -> None:
+        """Shows the preset the fields hold, or "your own schedule" once they hold none."""
+        named = next((key for key, (_, preset) in S.PRESETS.items() if preset == schedule), OWN)
+        self._quiet, quiet = True, self._quiet
+        try:
+            self.preset.value = named
+        finally:
+            self._quiet = quiet
 
     def _writes(self, schedule: Schedule) -> str:
         """The model's read pass just before the sweep: the writes the verdict implies."""
