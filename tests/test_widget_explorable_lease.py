@@ -144,3 +144,12 @@ def test_run_live_replays_the_timing_and_agrees_with_the_model(lab, key):
     assert not widget.run_live.disabled
     widget.fields["sweep_at_ms"].value += 10
     assert widget.replay.value == "" and widget.comparison.value == ""
+
+
+def test_a_replay_on_a_stopped_server_says_so_and_gives_the_button_back(servers):
+    server = servers()
+    widget = ExplorableLease(live=LiveExecutor(server))
+    server.stop()
+    widget.run_live.click()
+    assert widget.status.value.startswith("the live run stopped: the lab's server is not running")
+    assert not widget.run_live.disabled and widget.plan is None

@@ -9,23 +9,21 @@ slider from another.)
 """
 
 import html
-import threading
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-import redis
 from matplotlib.figure import Figure
 
 from trafikey_lab import schedule as S
 from trafikey_lab.course.across_restart import AGREE, QUEUE, comparison_rows
 from trafikey_lab.course.one_reader import describe_write
-from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.histories import Trace
 from trafikey_lab.plots.alt import bundle
 from trafikey_lab.plots.schedule_timeline import DPI, FIGSIZE, draw_schedule
 from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table
+from trafikey_lab.widgets.live_run import LiveRun
 
 LABELS = {"description_width": "initial"}
 OWN, OWN_TITLE = "own", "your own schedule"
@@ -98,7 +96,8 @@ class ExplorableLease:
         self._figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.92)
         plt.close(self._figure)
         self._quiet = False
-        self._live_lock = threading.Lock()
+        self._one_run = LiveRun(self.run_live, self.status,
+                                "press Run live at this timing to replay this schedule again")
 
         self.preset.observe(self._preset_changed, names="value")
         for control in (self.claim, self.worker, self.restarts, *self.fields.values()):
@@ -198,37 +197,17 @@ class ExplorableLease:
             "</ul>"
 
     def _run_live(self, _button=None) -> None:
-        """Replays the schedule on the live executor, one replay at a time (a second press
-        while one runs is ignored, as in LeaseAcrossRestart)."""
-        if not self._live_lock.acquire(blocking=False):
-            return
-        try:
-            self._play_live()
-        finally:
-            self._live_lock.release()
+        """Replays the schedule on the live executor, one replay at a time (`LiveRun`)."""
+        self._one_run(self._play_live)
 
     def _play_live(self) -> None:
-        """Any failure of the live run is shown, not raised."""
         self.comparison.value = self.replay.value = ""
         if self.live is None:
             self.status.value = "no live server: pass live=course.live to replay this schedule"
             return
         schedule = self.schedule
-        self.run_live.disabled = True
         self.status.value = "replaying on the live server…"
-        try:
-            trace, plan = S.play_live(schedule, self.live, self.queue)
-        except (LabError, ReplyError, redis.RedisError, OSError, ValueError) as exc:
-            self.status.value = f"the live replay stopped: {exc}"
-            return
-        except Exception as exc:  # a callback has no caller to raise to: show it instead
-            self.status.value = f"the live replay stopped: {type(exc).__name__}: {exc}"
-            return
-        except KeyboardInterrupt:
-            self.status.value = "interrupted: press Run live again to replay this schedule"
-            raise
-        finally:
-            self.run_live.disabled = False
+        trace, plan = S.play_live(schedule, self.live, self.queue)
         self.live_trace, self.plan = trace, plan
         model = S.play(schedule, ModelExecutor(), self.queue)
         rows = comparison_rows(model, trace)

@@ -6,11 +6,9 @@ play, the counterfactual, the comparison rows) is in `trafikey_lab.course.across
 """
 
 import html
-import threading
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-import redis
 
 from trafikey_lab.course.across_restart import (
     AGREE,
@@ -21,12 +19,12 @@ from trafikey_lab.course.across_restart import (
     play_on_model,
 )
 from trafikey_lab.course.one_reader import describe_write
-from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, reading_line
 from trafikey_lab.plots.alt import bundle
 from trafikey_lab.plots.timeline import draw_timeline
 from trafikey_lab.table import Table
+from trafikey_lab.widgets.live_run import LiveRun
 
 
 def _list(items) -> str:
@@ -90,7 +88,8 @@ class LeaseAcrossRestart:
         self.comparison = widgets.HTML()
         self.live_trace: Trace | None = None
         self.drawn: dict | None = None
-        self._live_lock = threading.Lock()
+        self._one_run = LiveRun(self.run_live, self.status,
+                                "press Run live to play this history again")
 
         self.history.observe(self._changed, names="value")
         self.max_stalled.observe(self._changed, names="value")
@@ -144,43 +143,17 @@ class LeaseAcrossRestart:
             self.status.value = f"step {index + 1} of {count}: {action.replace('_', ' ')}"
 
     def _run_live(self, _button=None) -> None:
-        """Plays the chosen history on the live executor, one run at a time.
-
-        A press during a run is ignored: the page can send a second quick press before it
-        shows the button disabled, and the kernel may handle that press while the first run
-        is still playing (ipykernel dispatches widget messages alongside a running handler).
-        Two runs at once would clear, claim and restart under each other."""
-        if not self._live_lock.acquire(blocking=False):
-            return
-        try:
-            self._play_live()
-        finally:
-            self._live_lock.release()
+        """Plays the chosen history on the live executor, one run at a time (`LiveRun`)."""
+        self._one_run(self._play_live)
 
     def _play_live(self) -> None:
-        """Any failure of the live run is shown, not raised."""
         self.comparison.value = ""
         self.live_trace = None
         if self.live is None:
             self.status.value = "no live server: pass live=course.live to run this history live"
             return
-        self.run_live.disabled = True
-        try:
-            live_trace = play(self.history.value, self.max_stalled.value, self.live, self.queue,
-                              progress=self._on_progress)
-        except (LabError, ReplyError, redis.RedisError, OSError) as exc:
-            self.status.value = f"the live run stopped: {exc}"
-            return
-        except Exception as exc:  # a callback has no caller to raise to: show it instead
-            self.status.value = f"the live run stopped: {type(exc).__name__}: {exc}"
-            return
-        except KeyboardInterrupt:
-            # The kernel's interrupt must still reach the kernel; the label must not go on
-            # naming the step the run was at.
-            self.status.value = "interrupted: press Run live to play this history again"
-            raise
-        finally:
-            self.run_live.disabled = False
+        live_trace = play(self.history.value, self.max_stalled.value, self.live, self.queue,
+                          progress=self._on_progress)
         self.live_trace = live_trace
         self._show_progress(self.step_count, self.step_count)
         rows = comparison_rows(self.trace, live_trace)
