@@ -315,8 +315,6 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
                                   f"{attempt}, lease {schedule.lease_ms} ms",
                    verb(queue, JOB, attempt, lease))
         else:
-            deadline = executor.deadline(queue, JOB)
-            due = deadline is not None and deadline <= executor.now_ms()
             stamp = executor.row(queue, JOB).get(b"lease_epoch")
             if before_sweep is not None:
                 before_sweep(executor)
@@ -325,6 +323,8 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
                    executor.sweep(queue, schedule.max_stalled))
             sweep_run_id = executor.run_id
             outcome = outcome_of(steps[-1].reply)
+            # the server's own word: a lease the sweep found due is in one of its reply's lists
+            due = outcome != "untouched"
         clock.granted(executor, moment, executor.deadline(queue, JOB))
     history = History("schedule", "your schedule", tuple(s.action for s in steps),
                       sentence(schedule))
@@ -404,8 +404,8 @@ class LivePlan(Clock):
         self.origin = self._now = 0
         self.lateness_ms: dict[str, int] = {}
         self.restart_took_ms: int | None = None
-        self.swept_at: tuple[int, int | None] | None = None
-        """The live server's clock at the sweep and the deadline it then held."""
+        self.swept_due: bool | None = None
+        """Whether the live sweep found the lease due, by its reply (None: not replayed)."""
 
     def at(self, schedule_ms: int) -> int:
         """A key time of the schedule as ms from the live claim."""
@@ -435,8 +435,6 @@ class LivePlan(Clock):
         executor.wait_until(target - 1)
         self._now = executor.now_ms()
         self.lateness_ms[moment.action] = self._now - target
-        if moment.action == "sweep":
-            self.swept_at = (self._now, deadline_ms)
 
     def granted(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
         """After a call: the claim anchors the plan on the deadline the server wrote; the
@@ -447,14 +445,13 @@ class LivePlan(Clock):
             self.restart_took_ms = executor.now_ms() - self._now
 
     def held(self) -> bool:
-        """Whether the live run kept the schedule's order where the verdict looks: the sweep
-        before or at/after the deadline as planned, and the restart within its slot."""
-        if self.swept_at is None:
+        """Whether the live run kept the schedule's order where the reading and outcome look:
+        the sweep found the lease due exactly when the schedule says so, and the restart ended
+        within its slot."""
+        if self.swept_due is None:
             return False
-        now, deadline = self.swept_at
-        due = deadline is not None and deadline <= now
         in_slot = self.restart_took_ms is None or self.restart_took_ms <= self.slot_ms
-        return due == self.due and in_slot
+        return self.swept_due == self.due and in_slot
 
     def report(self) -> str:
         """How the replay scaled or stretched the schedule, in one paragraph."""
@@ -479,7 +476,7 @@ class LivePlan(Clock):
                              f"since a real restart takes about a quarter of a second{took}")
             else:
                 parts.append(f"the downtime given {self.slot_ms} ms{took}")
-        if self.swept_at is None:
+        if self.swept_due is None:
             return "; ".join(parts) + ". Not replayed yet."
         order = ("every moment kept its order, which is all the reading and outcome depend on"
                  if self.held() else
@@ -493,4 +490,6 @@ def play_live(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lea
     """The schedule on a live executor at its replay's times; returns the trace and the plan,
     whose `report` says how it was scaled and whether the order held."""
     live = LivePlan(schedule, **plan)
-    return play(schedule, executor, queue, clock=live), live
+    trace = play(schedule, executor, queue, clock=live)
+    live.swept_due = trace.due
+    return trace, live
