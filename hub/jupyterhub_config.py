@@ -5,7 +5,7 @@
 #
 # Learners are OS users with private homes, logged in with their password (PAM); each gets
 # their own single-user Jupyter server, started as that user by LocalProcessSpawner, whose
-# kernels each start their own valkey-server (trafikey_lab.live.server), so what isolates one
+# kernels each start their own valkey-server (trafikey_lab.live.owned), so what isolates one
 # learner from another is the operating system: files, processes and the servers' passwords.
 import html
 import os

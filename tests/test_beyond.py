@@ -9,7 +9,8 @@ import pytest
 from trafikey_lab.course import beyond
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
-from trafikey_lab.live.server import LabServer, choose_server
+from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.server import LabServer
 from trafikey_lab.plots import alt
 
 QUEUE = Queue("{beyond}")

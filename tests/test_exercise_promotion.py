@@ -207,11 +207,11 @@ def test_the_handover_checker_promises_only_what_it_checks():
 
 def test_a_hand_over_that_is_not_a_function_is_called_wrong_before_any_server_starts(
         monkeypatch):
-    from trafikey_lab.live import server
+    from trafikey_lab.course import beyond
 
     def no_server(*args, **options):
         raise AssertionError("a server was started")
 
-    monkeypatch.setattr(server, "OwnedServer", no_server)
+    monkeypatch.setattr(beyond, "OwnedServer", no_server)
     feedback = check_promotion("REPLICAOF NO ONE")
     assert kinds(feedback) == [WRONG] and "define it as a function" in texts(feedback)

@@ -22,7 +22,8 @@ from learners import ROOT, command_line, listening_sockets
 
 from trafikey_lab import LabServer, LiveExecutor, Queue, RestartUnavailable, ServerStartError
 from trafikey_lab.errors import InsecureServer, ServerGone
-from trafikey_lab.live.server import choose_server, mask_url
+from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.client import mask_url
 
 MINE = Queue("{mine}")
 ROW = "a learner's row"

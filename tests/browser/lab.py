@@ -20,7 +20,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from trafikey_lab.live.server import free_port
+from trafikey_lab.live.client import free_port
 
 START_TIMEOUT = 120
 """Seconds for JupyterLab to answer; generous, because the machine may be busy."""

@@ -11,7 +11,8 @@ import atexit
 from dataclasses import dataclass
 
 from trafikey_lab.executors import LiveExecutor, ModelExecutor, Queue
-from trafikey_lab.live.server import LabServer, choose_server
+from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.server import LabServer
 from trafikey_lab.module.build import module_path
 from trafikey_lab.plots import alt
 
