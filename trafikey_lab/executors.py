@@ -12,7 +12,7 @@ import redis
 
 from trafikey_lab import epoch
 from trafikey_lab.errors import ReplyError
-from trafikey_lab.live.client import client_of
+from trafikey_lab.live.server import client_of
 from trafikey_lab.model import ModelServer
 from trafikey_lab.text import plain
 

@@ -24,9 +24,8 @@ from trafikey_lab.course.limits import Shown, replica_of, unavailable, wait_in_s
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import LiveExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS
-from trafikey_lab.live.client import client_of
 from trafikey_lab.live.owned import OwnedServer, owner_secret
-from trafikey_lab.live.server import LabServer
+from trafikey_lab.live.server import LabServer, client_of
 from trafikey_lab.plots import alt
 from trafikey_lab.plots.palette import colour
 from trafikey_lab.text import plain

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS, History, Trace, compare, play
-from trafikey_lab.live.client import client_of
 from trafikey_lab.live.owned import OwnedServer
-from trafikey_lab.live.server import LabServer
+from trafikey_lab.live.server import LabServer, client_of
 from trafikey_lab.text import plain
 
 SCRIPTS_ONLY = History(

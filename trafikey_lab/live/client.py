@@ -5,17 +5,20 @@ import re
 import socket
 import urllib.parse
 import weakref
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from trafikey_lab.errors import ServerGone, ServerStopped
+from trafikey_lab.errors import ServerGone
 
-if TYPE_CHECKING:
-    # Only for the types: server.py imports LabClient from here at run time.
-    from trafikey_lab.live.server import LabServer
+
+class Owner(Protocol):
+    """What a client asks of the server it belongs to (a LabServer): to say, when the
+    connection is lost, whether the server is gone and how to get one back."""
+
+    def _explain_lost_connection(self, exc: redis.ConnectionError) -> None: ...
 
 
 def free_port() -> int:
@@ -40,7 +43,7 @@ class LabClient(redis.Redis):
     that says how to get a working server back.
     """
 
-    owner: "weakref.ref[LabServer] | None" = None
+    owner: "weakref.ref[Owner] | None" = None
 
     def execute_command(self, *args, **options):
         try:
@@ -53,22 +56,12 @@ class LabClient(redis.Redis):
             raise
 
 
-def connect(host: str, port: int, password: str | None, owner: "LabServer") -> LabClient:
+def connect(host: str, port: int, password: str | None, owner: Owner) -> LabClient:
     """A client that does not retry: a lab that restarts servers wants a refusal at once."""
     client = LabClient(host=host, port=port, password=password or None, socket_timeout=30,
                        retry=Retry(NoBackoff(), 0))
     client.owner = weakref.ref(owner)
     return client
-
-
-def client_of(server: "LabServer") -> LabClient:
-    """The client of a server that is running: ServerStopped, saying how to start it, if not."""
-    if server.client is None:
-        raise ServerStopped(
-            "the lab's server is not running: start it with server.start(), or in a "
-            "notebook run its setup cell again"
-        )
-    return server.client
 
 
 def redis_url(host: str, port: int | None, password: str | None = None) -> str:

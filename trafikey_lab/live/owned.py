@@ -51,8 +51,8 @@ from trafikey_lab.errors import (
     ServerStartError,
     ServerStopped,
 )
-from trafikey_lab.live.client import client_of, connect, free_port, redis_url, url_host
-from trafikey_lab.live.server import LOG_LINES_QUOTED, LabServer
+from trafikey_lab.live.client import connect, free_port, redis_url, url_host
+from trafikey_lab.live.server import LOG_LINES_QUOTED, LabServer, client_of
 from trafikey_lab.module.build import module_path
 
 SERVER_ENV = "TRAFIKEY_VALKEY_SERVER"

@@ -11,6 +11,7 @@ from typing import Self
 
 import redis
 
+from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.client import LabClient
 
 URL_ENV = "TRAFIKEY_VALKEY_URL"
@@ -125,3 +126,13 @@ class LabServer(abc.ABC):
         """The text with this server's password masked: a server that quotes a bad config
         line quotes it whole, and a message is no place for a secret."""
         return text.replace(self.password, "***") if self.password else text
+
+
+def client_of(server: LabServer) -> LabClient:
+    """The client of a server that is running: ServerStopped, saying how to start it, if not."""
+    if server.client is None:
+        raise ServerStopped(
+            "the lab's server is not running: start it with server.start(), or in a "
+            "notebook run its setup cell again"
+        )
+    return server.client

@@ -22,8 +22,8 @@ from redis.typing import EncodableT, FieldT
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.executors import Queue, script_source, server_now_ms
-from trafikey_lab.live.client import client_of
 from trafikey_lab.live.owned import OwnedServer
+from trafikey_lab.live.server import client_of
 from trafikey_lab.model import sweep_writes
 
 
