@@ -153,7 +153,7 @@ def test_the_sentence_carries_the_schedules_numbers():
     text = S.sentence(S.with_times(BASE, restart_at_ms=1120, sweep_at_ms=1720))
     assert text == ("the lease ran out at 1000 ms, 120 ms before the restart; process 2 swept "
                     "it at 1720 ms and found the stamp of process 1: exempt, back to pending "
-                    "uncounted (stalled stays 0)")
+                    "uncounted (stalled not written)")
 
 
 @pytest.mark.parametrize("change, words", [

@@ -24,7 +24,7 @@ def widget():
 
 
 def shown(widget):
-    return html.unescape(widget.sentence.value), html.unescape(widget.verdict.value)
+    return html.unescape(widget.sentence.value), html.unescape(widget.reading_outcome.value)
 
 
 def png(widget):
@@ -36,10 +36,13 @@ def test_each_preset_sets_every_control_and_shows_its_decision(widget, key):
     widget.preset.value = key
     _, schedule = S.PRESETS[key]
     assert widget.schedule == schedule
-    sentence, verdict = shown(widget)
+    sentence, reading_outcome = shown(widget)
     d = S.decide(schedule)
-    assert sentence == f"<p><b>{S.sentence(schedule)}.</b></p>"
-    assert f"{d.reading} → {d.outcome}" in verdict
+    told = S.sentence(schedule)
+    if not told.startswith("extend2"):
+        told = told[0].upper() + told[1:]
+    assert sentence == f"<p><b>{told}.</b></p>"
+    assert f"{d.reading} → {d.outcome}" in reading_outcome
 
 
 def test_the_preset_drop_down_names_the_preset_the_fields_hold_or_says_they_hold_none(widget):
@@ -53,7 +56,7 @@ def test_the_preset_drop_down_names_the_preset_the_fields_hold_or_says_they_hold
     assert widget.schedule == S.PRESETS["stalled"][1]
 
 
-def test_moving_the_sweep_across_the_deadline_flips_the_verdict_at_the_millisecond(widget):
+def test_moving_the_sweep_across_the_deadline_flips_reading_and_outcome_at_the_millisecond(widget):
     widget.preset.value = "stalled"
     widget.fields["sweep_at_ms"].value = 999
     assert "not read → untouched" in shown(widget)[1]

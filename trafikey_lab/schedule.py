@@ -31,8 +31,9 @@ from trafikey_lab.sweep import count_stall
 CLAIMS = {"claim": "EMQ.CLAIM", "scripted_claim": "claim2"}
 """How the lease is granted: the native verb stamps the row, the script does not."""
 WORKERS = {"stops": "stops", "extend": "EMQ.EXTEND", "scripted_extend": "extend2"}
-"""What the worker does at `worker_at_ms`: stop (it never extends), or extend its lease by
-`lease_ms` with the native verb (which stamps) or the script (which does not)."""
+"""What the worker does at `worker_at_ms`: stop (it never extends), or extend its lease to
+`lease_ms` after the moment the extension runs, with the native verb (which stamps) or the
+script (which does not)."""
 EXTENSIONS = ("extend", "scripted_extend")
 GRANTS = (*CLAIMS, *EXTENSIONS)
 MOST_MS = 10_000
@@ -184,7 +185,7 @@ def _run_id(process: int) -> bytes:
 def sentence(schedule: Schedule, decision: Decision | None = None) -> str:
     """The schedule's story in one sentence whose numbers are the schedule's: "the lease ran
     out at 1000 ms, 300 ms after the server came back; process 2 swept it at 1500 ms and found
-    the stamp of process 1: exempt, back to pending uncounted (stalled stays 0)"."""
+    the stamp of process 1: exempt, back to pending uncounted (stalled not written)"."""
     d = decision or decide(schedule)
     sweep = d.sweep
     worker = next((m for m in d.moments if m.action in EXTENSIONS), None)
@@ -204,7 +205,9 @@ def sentence(schedule: Schedule, decision: Decision | None = None) -> str:
     parts.append(f"process {sweep.process} swept it at {sweep.at_ms} ms{late} and found {stamp}")
     head = "; ".join(parts)
     if d.reading == "exempt":
-        return f"{head}: exempt, back to pending uncounted (stalled stays {d.stalled_after}){then}"
+        kept = (f"stalled stays {d.stalled_after}" if schedule.stalled_before
+                else "stalled not written")
+        return f"{head}: exempt, back to pending uncounted ({kept}){then}"
     if d.outcome == "dead":
         return (f"{head}: counted, stalled {schedule.stalled_before} → {d.stalled_after}, not "
                 f"below max_stalled {schedule.max_stalled}: dead{then}")
@@ -220,16 +223,14 @@ def _extension_clause(schedule: Schedule, d: Decision) -> str:
         at += f" (asked for {worker.asked_ms} ms, while the server was down)"
     if d.extension == "not live":
         return f"{at} found the job no longer in active and replied 0"
-    stamped = (f"stamping the row with process {worker.process}" if d.extension == "stamped"
-               else "leaving the stamp as it was")
+    kept = ("wrote no stamp: the row still has none" if d.stamp is None
+            else f"left the stamp of process {d.stamp}")
+    if d.extension == "stamped":
+        kept = f"stamped the row with process {worker.process}"
     if worker.at_ms > d.sweep.at_ms:
         return (f"{at} extended the lease the sweep had left, to "
-                f"{worker.at_ms + schedule.lease_ms} ms, {stamped}")
-    if d.extension == "stamped":
-        return (f"{at} moved the deadline to {d.deadline_ms} ms and stamped the row with "
-                f"process {worker.process}")
-    kept = "no stamp" if d.stamp is None else f"the stamp of process {d.stamp}"
-    return f"{at} moved the deadline to {d.deadline_ms} ms and left {kept}"
+                f"{worker.at_ms + schedule.lease_ms} ms, and {kept}")
+    return f"{at} set the deadline to {d.deadline_ms} ms and {kept}"
 
 
 def _ran_out(schedule: Schedule, deadline: int) -> str:
@@ -360,15 +361,15 @@ class LivePlan(Clock):
 
     A real server cannot honour every time: waits overshoot by a few ms, a call takes its round
     trip, and a restart takes what it takes (about a quarter of a second here). So the replay
-    keeps the order of every moment and nothing finer. A schedule longer than the budget is
-    shrunk by one factor (a shorter one plays at its own pace); a gap outside the downtime that
-    the shrinking makes shorter than `min_gap_ms` is widened to it, so that no overshoot can
-    swap two moments; the restart is given at least `restart_slot_ms` (its downtime stretched
-    to it, or that long inserted after a restart with no downtime), so that the real restart
-    ends within it. A sweep the schedule puts at or after its deadline waits, live, for the
-    deadline the server wrote. The reading and outcome depend only on the order, so the
-    scaling cannot change them; `held` checks afterwards that the live run kept that order,
-    and `report` says what was done."""
+    keeps the order of every moment and nothing finer. The restart is given at least
+    `restart_slot_ms` (its downtime stretched to it, or that long inserted after a restart with
+    no downtime), so that the real restart ends within it; a schedule that would then take
+    longer than the budget is shrunk by one factor (a shorter one plays at its own pace); and
+    any gap outside the downtime shorter than `min_gap_ms`, before or after shrinking, is
+    widened to it, so that no overshoot can swap two moments. A sweep the schedule puts at or
+    after its deadline waits, live, for the deadline the server wrote. The reading and outcome
+    depend only on the order, so the scaling cannot change them; `held` checks afterwards that
+    the live run kept that order, and `report` says what was done."""
 
     def __init__(self, schedule: Schedule, budget_ms: int = 3000, min_gap_ms: int = 60,
                  restart_slot_ms: int = 900):
@@ -413,7 +414,13 @@ class LivePlan(Clock):
 
     @property
     def total_ms(self) -> int:
-        return round(max(self.live.values()))
+        """The replay's length: its last moment, or the end of a restart with no downtime that
+        comes last."""
+        end = max(self.live.values())
+        s = self.schedule
+        if s.restarts and s.restart_ms == 0:
+            end = max(end, self.live[s.restart_at_ms] + self.slot_ms)
+        return round(end)
 
     def start(self, executor: Executor, queue: Queue) -> None:
         self.queue = queue
@@ -458,24 +465,32 @@ class LivePlan(Clock):
         s = self.schedule
         planned = key_times(s)[-1]
         parts = [f"the schedule's {planned} ms laid out over {self.total_ms} ms of real time"]
+        stretched = s.restarts and self.slot_ms > self.scaled_downtime_ms
         if self.factor < 1:
-            parts.append(f"every gap outside the downtime scaled by {self.factor:.2f}")
+            parts.append(f"every gap scaled by {self.factor:.2f}" + (
+                f", the downtime included ({s.restart_ms} ms → {self.slot_ms} ms)"
+                if s.restarts and s.restart_ms and not stretched else
+                ", the downtime aside" if s.restarts and s.restart_ms else ""))
         if self.widened:
-            parts.append(f"{self.widened} gap(s) shorter than {self.min_gap_ms} ms after scaling "
-                         f"widened to {self.min_gap_ms} ms")
+            gaps = "gap" if self.widened == 1 else "gaps"
+            parts.append(f"{self.widened} {gaps} shorter than {self.min_gap_ms} ms widened to "
+                         f"{self.min_gap_ms} ms")
         if s.restarts:
             took = ("" if self.restart_took_ms is None
                     else f"; the restart took {self.restart_took_ms} ms")
+            why = "so that a real restart (about a quarter of a second here) ends within it"
             if s.restart_ms == 0:
+                later = any(m.process == 2 for m in moments(s))
                 parts.append(f"the restart, which the schedule gives no downtime, given "
-                             f"{self.slot_ms} ms, since a real restart takes about a quarter of "
-                             f"a second: the calls after it wait for that{took}")
-            elif self.slot_ms > self.scaled_downtime_ms:
-                parts.append(f"the downtime of {s.restart_ms} ms (scaled: "
-                             f"{self.scaled_downtime_ms} ms) stretched to {self.slot_ms} ms, "
-                             f"since a real restart takes about a quarter of a second{took}")
-            else:
-                parts.append(f"the downtime given {self.slot_ms} ms{took}")
+                             f"{self.slot_ms} ms, {why}"
+                             + (": the calls after it wait for that" if later else "") + took)
+            elif stretched:
+                parts.append(f"the downtime of {s.restart_ms} ms stretched to {self.slot_ms} ms, "
+                             f"{why}{took}")
+            elif self.factor == 1:
+                parts.append(f"the downtime played at its {s.restart_ms} ms{took}")
+            elif took:
+                parts.append(took.removeprefix("; "))
         if self.swept_due is None:
             return "; ".join(parts) + ". Not replayed yet."
         order = ("every moment kept its order, which is all the reading and outcome depend on"

@@ -178,14 +178,14 @@ def test_the_explorable_lease_moves_by_keyboard_and_mouse_and_its_replay_agrees(
     sweep.fill("")
     sweep.press_sequentially("400")
     sweep.press("Enter")
-    lease.shows("process 1 swept at 400 ms")
+    lease.shows("Process 1 swept at 400 ms")
     sweep.fill("")
     sweep.press_sequentially("1200")
     sweep.press("Enter")
     lease.shows("exempt, back to pending uncounted")
     lease.run_live.click()
     status = lease.wait_for_agreement()
-    assert ("the lab reads the stamp as exempt, and the sweep's reply makes the job recovered"
+    assert ("the lab reads the stamp as exempt, and the sweep's reply lists the job as recovered"
             in status)
     app_page.screenshot(path=SCREENSHOTS / "app-explorable-lease.png", full_page=True)
 

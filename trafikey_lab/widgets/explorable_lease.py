@@ -3,7 +3,8 @@ milliseconds, see at once what the sweep decides and why, then replay that timin
 
 The rule is `schedule.decide` and the drawing `plots.schedule_timeline`; this class only lays
 them out. The controls are labelled number fields that answer as they change: the arrow keys
-and the field's spin buttons move them by a step (10 ms), and any value can be typed. (An
+and the field's spin buttons move them by a step (10 ms for a time, 1 for a count), and any
+value can be typed. (An
 ipywidgets slider gives its handle no accessible name, so a screen reader could not tell one
 slider from another.)
 """
@@ -40,6 +41,13 @@ DESCRIPTIONS = {
 }
 
 
+def _capital(text: str) -> str:
+    """A sentence's first letter in upper case, unless it starts with a verb's own name."""
+    if text.startswith(("extend2", "claim2")):
+        return text
+    return text[0].upper() + text[1:]
+
+
 def _figure_output(figure: Figure) -> dict:
     """The figure as one display_data output (see widgets.lease_across_restart: setting an
     Output's `outputs` is what keeps Voila from waiting on the cell)."""
@@ -49,9 +57,9 @@ def _figure_output(figure: Figure) -> dict:
 
 class ExplorableLease:
     """Controls: preset, claim, worker, restarts and one number field per time and count
-    (`fields`); outputs: figure, sentence, verdict (the reading and outcome, and the writes
-    the sweep's verdict implies), the counterfactual, Run live, status, replay (how the live
-    run was scaled), comparison.
+    (`fields`); outputs: figure, sentence, reading_outcome (the reading and outcome, and the
+    writes the sweep makes), the counterfactual, Run live, status (what the live sweep found),
+    replay (how the live run kept time), comparison.
 
     live is the executor Run live plays on (course.live in the notebooks); None says why
     nothing can run live."""
@@ -81,7 +89,7 @@ class ExplorableLease:
                 continuous_update=True, layout=widgets.Layout(width="210px"))
         self.figure = widgets.Output(layout=widgets.Layout(min_height="210px"))
         self.sentence = widgets.HTML()
-        self.verdict = widgets.HTML()
+        self.reading_outcome = widgets.HTML()
         self.counterfactual = widgets.HTML()
         self.run_live = widgets.Button(description="Run live at this timing", icon="play",
                                        tooltip="replay this schedule on the live server",
@@ -110,7 +118,7 @@ class ExplorableLease:
             widgets.HBox([self.worker, f["worker_at_ms"]]),
             widgets.HBox([self.restarts, f["restart_at_ms"], f["restart_ms"]]),
             widgets.HBox([f["sweep_at_ms"], f["max_stalled"], f["stalled_before"]]),
-            self.figure, self.sentence, self.verdict, self.counterfactual,
+            self.figure, self.sentence, self.reading_outcome, self.counterfactual,
             self.run_live, self.status, self.replay, self.comparison,
         ])
         self.show(S.PRESETS[preset][1])
@@ -159,8 +167,8 @@ class ExplorableLease:
         self._ax.clear()
         drawn = draw_schedule(schedule, d, self._ax)
         self.figure.outputs = (_figure_output(drawn["figure"]),)
-        self.sentence.value = f"<p><b>{html.escape(S.sentence(schedule, d))}.</b></p>"
-        self.verdict.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
+        self.sentence.value = f"<p><b>{html.escape(_capital(S.sentence(schedule, d)))}.</b></p>"
+        self.reading_outcome.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
                               f"<b>The sweep's writes:</b> {self._writes(schedule)}")
         if not d.due:
             other = "the same: a lease that is not due is not read, with or without the epoch"
@@ -212,10 +220,10 @@ class ExplorableLease:
         model = S.play(schedule, ModelExecutor(), self.queue)
         rows = comparison_rows(model, trace)
         agreed = all(mark == AGREE for *_, mark in rows)
-        found = (f"the sweep found the lease not due and replied with neither list: "
-                 f"{trace.outcome}" if not trace.due else
-                 f"the lab reads the stamp as {trace.reading}, and the sweep's reply makes the "
-                 f"job {trace.outcome}")
+        found = ("the sweep found the lease not due: its reply names the job in neither list "
+                 f"({trace.outcome})" if not trace.due else
+                 f"the lab reads the stamp as {trace.reading}, and the sweep's reply lists the "
+                 f"job as {trace.outcome}")
         self.status.value = (
             f"done: live, {found}; "
             + ("model and live agree at every step, reading and outcome included" if agreed
