@@ -1,6 +1,8 @@
 """The schedule's rule (`schedule.decide`) against the model played call by call at the
 schedule's times, and each boundary the epoch has on a time axis, crossed by one millisecond."""
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -98,21 +100,21 @@ def test_a_sweep_a_millisecond_before_the_deadline_finds_nothing_and_at_it_reads
 
 def test_a_lease_that_ran_out_before_the_restart_but_is_swept_after_it_is_exempt():
     # the lease ran out at 1000 ms, 200 ms before the restart: the sweep decides by when it runs
-    swept_before, swept_after = (S.with_times(BASE, sweep_at_ms=t) for t in (1199, 1500))
+    swept_before, swept_after = (replace(BASE, sweep_at_ms=t) for t in (1199, 1500))
     assert flips(swept_before, swept_after) == (("counted", "dead"), ("exempt", "recovered"))
 
 
 def test_a_native_extension_moves_the_lease_to_the_process_it_reaches():
-    ext = S.with_times(BASE, worker="extend", sweep_at_ms=3000)
-    before, after = (S.with_times(ext, worker_at_ms=t) for t in (1199, 1500))
+    ext = replace(BASE, worker="extend", sweep_at_ms=3000)
+    before, after = (replace(ext, worker_at_ms=t) for t in (1199, 1500))
     assert flips(before, after) == (("exempt", "recovered"), ("counted", "dead"))
     assert (decide(before).stamp, decide(after).stamp) == (1, 2)
 
 
 def test_an_extension_by_script_keeps_the_old_stamp_on_either_side_of_the_restart():
-    ext = S.with_times(BASE, worker="scripted_extend", sweep_at_ms=3000)
+    ext = replace(BASE, worker="scripted_extend", sweep_at_ms=3000)
     for t in (1199, 1500):
-        d = decide(S.with_times(ext, worker_at_ms=t))
+        d = decide(replace(ext, worker_at_ms=t))
         assert (d.stamp, d.reading, d.outcome) == (1, "exempt", "recovered")
 
 
@@ -120,7 +122,7 @@ def test_a_downtime_longer_than_the_lease_left_it_expired_and_a_shorter_one_did_
     # claimed at 0 for 500 ms; the server is down from 100 ms; the sweep asked for 200 ms runs
     # when the server is back
     base = Schedule(lease_ms=500, restart_at_ms=100, sweep_at_ms=200)
-    shorter, longer = (S.with_times(base, restart_ms=t) for t in (399, 400))
+    shorter, longer = (replace(base, restart_ms=t) for t in (399, 400))
     assert flips(shorter, longer) == (("not read", "untouched"), ("exempt", "recovered"))
     assert decide(longer).sweep.at_ms == 500 and decide(longer).sweep.asked_ms == 200
 
@@ -145,12 +147,12 @@ def test_an_extension_after_its_deadline_but_before_the_sweep_still_succeeds():
 def test_the_counterfactual_counts_every_expired_lease():
     d = decide(S.PRESETS["restarted"][1])
     assert (d.outcome, d.without_epoch) == ("recovered", "dead")
-    d = decide(S.with_times(S.PRESETS["restarted"][1], max_stalled=3, stalled_before=1))
+    d = decide(replace(S.PRESETS["restarted"][1], max_stalled=3, stalled_before=1))
     assert (d.outcome, d.stalled_after, d.without_epoch) == ("recovered", 1, "recovered")
 
 
 def test_the_sentence_carries_the_schedules_numbers():
-    text = S.sentence(S.with_times(BASE, restart_at_ms=1120, sweep_at_ms=1720))
+    text = S.sentence(replace(BASE, restart_at_ms=1120, sweep_at_ms=1720))
     assert text == ("the lease ran out at 1000 ms, 120 ms before the restart; process 2 swept "
                     "it at 1720 ms and found the stamp of process 1: exempt, back to pending "
                     "uncounted (stalled not written)")
@@ -165,7 +167,7 @@ def test_the_sentence_carries_the_schedules_numbers():
     ({"claim": "CLAIM"}, "claim is 'CLAIM'"),
 ])
 def test_a_schedule_the_lab_cannot_play_is_refused_with_how_to_fix_it(change, words):
-    bad = S.with_times(Schedule(), **change)
+    bad = replace(Schedule(), **change)
     with pytest.raises(ValueError, match=words.replace("(", r"\(")):
         decide(bad)
     model = ModelExecutor()

@@ -14,6 +14,10 @@ from trafikey_lab import epoch
 from trafikey_lab.executors import Executor, Queue
 from trafikey_lab.text import short
 
+CLAIMS = ("claim", "scripted_claim")
+EXTENSIONS = ("extend", "scripted_extend")
+GRANTS = CLAIMS + EXTENSIONS
+"""The steps that grant or extend a lease; the scripted_ ones write no stamp."""
 JOB = b"job-1"
 LEASE_MS = 250
 """Short enough that a live history takes well under a second of waiting."""

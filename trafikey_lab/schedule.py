@@ -20,22 +20,26 @@ Two rules of time the schedule needs and the verbs do not say:
   is at 0, before all of them.
 """
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from trafikey_lab import epoch
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
-from trafikey_lab.histories import JOB, History, Step, Trace, outcome_of
+from trafikey_lab.histories import (
+    CLAIMS,
+    EXTENSIONS,
+    GRANTS,
+    JOB,
+    History,
+    Step,
+    Trace,
+    outcome_of,
+)
 from trafikey_lab.sweep import count_stall
 
-CLAIMS = {"claim": "EMQ.CLAIM", "scripted_claim": "claim2"}
-"""How the lease is granted: the native verb stamps the row, the script does not."""
 WORKERS = {"stops": "stops", "extend": "EMQ.EXTEND", "scripted_extend": "extend2"}
 """What the worker does at `worker_at_ms`: stop (it never extends), or extend its lease to
 `lease_ms` after the moment the extension runs, with the native verb (which stamps) or the
 script (which does not)."""
-EXTENSIONS = ("extend", "scripted_extend")
-GRANTS = (*CLAIMS, *EXTENSIONS)
 MOST_MS = 10_000
 """The latest moment a schedule may name: long enough for any boundary, short enough to draw."""
 
@@ -333,17 +337,8 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
                  sweep_run_id, epoch.exempt(stamp, sweep_run_id.encode()), outcome, due=due)
 
 
-def with_times(schedule: Schedule, **changes: Any) -> Schedule:
-    """The schedule with some of its moments (or other fields) changed."""
-    return replace(schedule, **changes)
-
 
 # -- the live replay --------------------------------------------------------------------------
-
-
-def deadline_at_sweep(schedule: Schedule) -> int:
-    """The deadline the schedule gives the lease at its sweep (ms from the claim)."""
-    return decide(schedule).deadline_ms
 
 
 def key_times(schedule: Schedule) -> list[int]:
@@ -403,7 +398,6 @@ class LivePlan(Clock):
             self.live[b] = self.live[a] + gap
         self.due = decide(schedule).due
         self.origin = self._now = 0
-        self.lateness_ms: dict[str, int] = {}
         self.restart_took_ms: int | None = None
         self.swept_due: bool | None = None
         """Whether the live sweep found the lease due, by its reply (None: not replayed)."""
@@ -423,7 +417,7 @@ class LivePlan(Clock):
         return round(end)
 
     def start(self, executor: Executor, queue: Queue) -> None:
-        self.queue = queue
+        """Nothing yet: the deadline the claim writes anchors the plan (`granted`)."""
 
     def lease_ms(self, schedule: Schedule, moment: Moment) -> int:
         if moment.action in CLAIMS:
@@ -441,7 +435,6 @@ class LivePlan(Clock):
             target = max(target, deadline_ms)
         executor.wait_until(target - 1)
         self._now = executor.now_ms()
-        self.lateness_ms[moment.action] = self._now - target
 
     def granted(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
         """After a call: the claim anchors the plan on the deadline the server wrote; the

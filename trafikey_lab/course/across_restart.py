@@ -22,7 +22,16 @@ from trafikey_lab.course.feedback import (
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
-from trafikey_lab.histories import HISTORIES, History, Trace, agreement, compare, play
+from trafikey_lab.histories import (
+    CLAIMS,
+    EXTENSIONS,
+    HISTORIES,
+    History,
+    Trace,
+    agreement,
+    compare,
+    play,
+)
 from trafikey_lab.model import SweptMember
 from trafikey_lab.sweep import Verdict, count_stall
 from trafikey_lab.table import Table
@@ -223,8 +232,6 @@ FIFTH_MAX_STALLED = 1
 STAMPS = ("process 1", "process 2", "no process")
 READINGS = ("counted", "exempt")
 OUTCOMES = ("recovered", "dead")
-_GRANTS = ("claim", "scripted_claim")
-_EXTENSIONS = ("extend", "scripted_extend")
 _NATIVE = {"claim": "EMQ.CLAIM", "extend": "EMQ.EXTEND"}
 
 
@@ -270,7 +277,7 @@ def _fifth_problems(steps) -> list[str]:
     if problems or not steps:
         return problems or ["steps is empty: write the history's steps, in order"]
     steps = list(steps)
-    claims = [i for i, s in enumerate(steps) if s in _GRANTS]
+    claims = [i for i, s in enumerate(steps) if s in CLAIMS]
     restarts = [i for i, s in enumerate(steps) if s == "restart"]
     if steps[0] != "add" or steps.count("add") != 1:
         problems.append("the history starts from an empty queue: the job is added once, as the "
@@ -301,7 +308,7 @@ def _fifth_problems(steps) -> list[str]:
         if "scripted_extend" not in after:
             problems.append("after the restart the worker, still alive, keeps its lease going by "
                             "the script before it stops: that extension is missing")
-    if claims and any(s in _EXTENSIONS for s in steps[:claims[0]]):
+    if claims and any(s in EXTENSIONS for s in steps[:claims[0]]):
         problems.append("an extension before the claim finds no lease to extend (it replies 0): "
                         "extend after the claim")
     if steps[-2:] != ["expire", "sweep"] or steps.count("expire") != 1 \

@@ -62,6 +62,19 @@ def bundle(fig: Figure, tight: bool = True) -> tuple[dict, dict]:
     return data, {"image/png": {"alt": alt}}
 
 
+def output(fig: Figure, tight: bool = True) -> dict:
+    """The figure as one display_data output for an Output widget's `outputs`: the PNG, and an
+    <img> with the figure's alt text, which JupyterLab shows in its place (`bundle`).
+
+    Setting `outputs` changes the widget's state and nothing else. Drawing inside `with
+    output:` instead tags the kernel's messages with the widget's msg_id, and under Voila the
+    server-side executor then captures them and writes the widget's state back to the kernel;
+    that write now and then goes unsent, and the page waits for the cell forever (seen as the
+    projector app hanging in about 1 load of 10 on a busy machine)."""
+    data, metadata = bundle(fig, tight)
+    return {"output_type": "display_data", "data": data, "metadata": metadata}
+
+
 def install(shell=None) -> None:
     """Registers the formatters on the running IPython (a no-op outside one). A figure with no
     alt text keeps matplotlib's defaults, so that a test can find it."""

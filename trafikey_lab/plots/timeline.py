@@ -11,7 +11,7 @@ notebook.
 
 import matplotlib.pyplot as plt
 
-from trafikey_lab.histories import Trace
+from trafikey_lab.histories import GRANTS, Trace
 from trafikey_lab.plots.alt import describe
 from trafikey_lab.plots.palette import OKABE_ITO
 from trafikey_lab.text import reply, short
@@ -24,7 +24,6 @@ COUNTED_COLOUR = "vermillion"
 
 SERVER_Y = 1.0
 LEASE_Y = 0.0
-GRANTS = ("claim", "scripted_claim", "extend", "scripted_extend")
 SCRIPTED = ("scripted_claim", "scripted_extend")
 """Grants made by a script: they write no stamp, so their marker is hollow."""
 

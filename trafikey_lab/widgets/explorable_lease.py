@@ -13,14 +13,13 @@ import html
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from matplotlib.figure import Figure
 
 from trafikey_lab import schedule as S
 from trafikey_lab.course.across_restart import AGREE, QUEUE, comparison_rows
 from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.histories import Trace
-from trafikey_lab.plots.alt import bundle
+from trafikey_lab.plots.alt import output
 from trafikey_lab.plots.schedule_timeline import DPI, FIGSIZE, draw_schedule
 from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table
@@ -46,13 +45,6 @@ def _capital(text: str) -> str:
     if text.startswith(("extend2", "claim2")):
         return text
     return text[0].upper() + text[1:]
-
-
-def _figure_output(figure: Figure) -> dict:
-    """The figure as one display_data output (see widgets.lease_across_restart: setting an
-    Output's `outputs` is what keeps Voila from waiting on the cell)."""
-    data, metadata = bundle(figure, tight=False)
-    return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
 class ExplorableLease:
@@ -166,7 +158,8 @@ class ExplorableLease:
             self.fields[name].disabled = not schedule.restarts
         self._ax.clear()
         drawn = draw_schedule(schedule, d, self._ax)
-        self.figure.outputs = (_figure_output(drawn["figure"]),)
+        # not tight: one drawing pass instead of two, on every move of a field
+        self.figure.outputs = (output(drawn["figure"], tight=False),)
         self.sentence.value = f"<p><b>{html.escape(_capital(S.sentence(schedule, d)))}.</b></p>"
         self.reading_outcome.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
                               f"<b>The sweep's writes:</b> {self._writes(schedule)}")

@@ -21,7 +21,7 @@ from trafikey_lab.course.across_restart import (
 from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, reading_line
-from trafikey_lab.plots.alt import bundle
+from trafikey_lab.plots.alt import output
 from trafikey_lab.plots.timeline import draw_timeline
 from trafikey_lab.table import Table
 from trafikey_lab.widgets.live_run import LiveRun
@@ -33,19 +33,6 @@ def _list(items) -> str:
 
 LABELS = {"description_width": "initial"}
 """Labels as wide as their text, so that none is cut off."""
-
-
-def _figure_output(figure) -> dict:
-    """The figure as one display_data output for an Output widget's `outputs`: the PNG, and an
-    <img> with the figure's alt text, which JupyterLab shows in its place (`plots.alt.bundle`).
-
-    Setting `outputs` changes the widget's state and nothing else. Drawing inside `with
-    output:` instead tags the kernel's messages with the widget's msg_id, and under Voila the
-    server-side executor then captures them and writes the widget's state back to the kernel;
-    that write now and then goes unsent, and the page waits for the cell forever (seen as the
-    projector app hanging in about 1 load of 10 on a busy machine)."""
-    data, metadata = bundle(figure)
-    return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
 def progress_html(done: int, count: int) -> str:
@@ -114,7 +101,7 @@ class LeaseAcrossRestart:
         trace, plan = play_on_model(self.history.value, self.max_stalled.value, self.queue)
         self.trace, self.plan = trace, plan
         self.drawn = draw_timeline(trace)
-        self.figure.outputs = (_figure_output(self.drawn["figure"]),)
+        self.figure.outputs = (output(self.drawn["figure"]),)
         plt.close(self.drawn["figure"])
         self.reading.value = f"<code>{html.escape(reading_line(trace))}</code>"
         (member,) = plan
