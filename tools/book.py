@@ -177,7 +177,7 @@ def readme_launch_block(settings: Publish) -> str:
     start = settings.notebook_on_binder(f"{NOTEBOOKS}/{first.name}")
     paragraph = (
         f"Nothing to install: [open the course on Binder]({start}) (JupyterLab at "
-        f"`{first.stem}`), or [the projector app]({settings.projector_on_binder()}) (the two "
+        f"`{first.stem}`), or [the projector app]({settings.projector_on_binder()}) (the three "
         f"widgets, no code), or [read it as a book]({settings.site_url}): every notebook with "
         "its stored outputs, and on each page a button that opens it live on Binder or on a "
         f"JupyterHub. These links point at {settings.repository}: to publish the course "
