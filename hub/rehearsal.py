@@ -57,6 +57,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tools"))
 
+import chromium  # noqa: E402
 import processes  # noqa: E402
 import progress  # noqa: E402
 import workshop  # noqa: E402
@@ -431,14 +432,6 @@ class Rehearsal:
     def browser(self) -> None:
         sys.path.insert(0, str(REPO))
         try:
-            from playwright.sync_api import sync_playwright
-
-            from tests.browser.conftest import (
-                ACTION_TIMEOUT,
-                CHROMIUM_FLAGS,
-                VIEWPORT,
-                find_chromium,
-            )
             from tests.browser.lab import JupyterLab
             from tests.browser.notebook import NotebookRun
             from tests.browser.widgets import LeaseAcrossRestartView
@@ -453,44 +446,39 @@ class Rehearsal:
                 return self.base_url + path + ("?" + urllib.parse.urlencode(query)
                                                if query else "")
 
-        chromium, why = find_chromium()
-        if chromium is None:
+        path, why = chromium.find_chromium()
+        if path is None:
             raise RehearsalFailed(why)
         learner = self.learners[0]
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(chromium),
-                                                 args=CHROMIUM_FLAGS)
+        with chromium.launched(path) as browser:
+            context = chromium.new_context(browser)
+            page = context.new_page()
+            page.goto(self.settings.course_link())
+            page.fill("#username_input", learner.name)
+            page.fill("#password_input", learner.password)
+            page.click("#login_submit")
+            opened = f"/user/{learner.name}/lab/tree/{COURSE_FOLDER}/notebooks/" \
+                     f"{NOTEBOOKS['00']}"
+            page.wait_for_url(re.compile(".*" + re.escape(opened)),
+                              timeout=chromium.ACTION_TIMEOUT)
+            page.wait_for_selector(".jp-LabShell", timeout=chromium.ACTION_TIMEOUT)
+            say(f"  {learner.name}: the course link, the login page, then JupyterLab at "
+                f"{opened}")
+            lab = HubLab.attach(learner.server_url, token=learner.token)
+            run = NotebookRun.open(lab, context, NOTEBOOKS["04"].removesuffix(".ipynb"),
+                                   folder=f"{COURSE_FOLDER}/notebooks")
             try:
-                context = browser.new_context(viewport=VIEWPORT)
-                context.set_default_timeout(ACTION_TIMEOUT)
-                page = context.new_page()
-                page.goto(self.settings.course_link())
-                page.fill("#username_input", learner.name)
-                page.fill("#password_input", learner.password)
-                page.click("#login_submit")
-                opened = f"/user/{learner.name}/lab/tree/{COURSE_FOLDER}/notebooks/" \
-                         f"{NOTEBOOKS['00']}"
-                page.wait_for_url(re.compile(".*" + re.escape(opened)), timeout=ACTION_TIMEOUT)
-                page.wait_for_selector(".jp-LabShell", timeout=ACTION_TIMEOUT)
-                say(f"  {learner.name}: the course link, the login page, then JupyterLab at "
-                    f"{opened}")
-                lab = HubLab.attach(learner.server_url, token=learner.token)
-                run = NotebookRun.open(lab, context, NOTEBOOKS["04"].removesuffix(".ipynb"),
-                                       folder=f"{COURSE_FOLDER}/notebooks")
-                try:
-                    run.run_all()
-                    problems = run.problems()
-                    if problems:
-                        raise RehearsalFailed(f"notebook 04 in the browser: {problems}")
-                    lease = LeaseAcrossRestartView(run.page)
-                    lease.run_live.click()
-                    status = lease.wait_for_agreement()
-                    run.screenshot("hub-run-live")
-                finally:
-                    run.close()
-                say(f"  notebook 04 ran in the browser; Run live: {status}")
+                run.run_all()
+                problems = run.problems()
+                if problems:
+                    raise RehearsalFailed(f"notebook 04 in the browser: {problems}")
+                lease = LeaseAcrossRestartView(run.page)
+                lease.run_live.click()
+                status = lease.wait_for_agreement()
+                run.screenshot("hub-run-live")
             finally:
-                browser.close()
+                run.close()
+            say(f"  notebook 04 ran in the browser; Run live: {status}")
 
     # -- 9: the culler -----------------------------------------------------------------------
 

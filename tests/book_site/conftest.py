@@ -6,8 +6,8 @@ TRAFIKEY_BOOK_SITE names the built site's folder, as `make book-check` does afte
     TRAFIKEY_BOOK_SITE=book/_build/html .venv/bin/python -m pytest tests/book_site
 `make test` therefore runs only test_publish_settings.py from here, which needs neither.
 
-The browser is the one tests/browser uses (Debian's chromium, or TRAFIKEY_CHROMIUM), with the
-same launch flags; Playwright never downloads one. The site is served on 127.0.0.1 by a server
+The browser is tests/browser's fixture (tools/chromium.py: Debian's chromium, or
+TRAFIKEY_CHROMIUM, with the same launch flags); Playwright never downloads one. The site is served on 127.0.0.1 by a server
 in this process, and every request to any other host is refused and recorded. Screenshots of
 every page go to tests/book_site/screenshots/ (git-ignored).
 """
@@ -16,6 +16,9 @@ import os
 from pathlib import Path
 
 import pytest
+
+# The browser suite's Chromium (tools/chromium.py), skipped or failed as it says when missing.
+from browser.conftest import browser  # noqa: F401
 
 SITE_ENV = "TRAFIKEY_BOOK_SITE"
 
@@ -38,21 +41,6 @@ def served(site):
     server = SiteServer.start(site)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from browser.conftest import CHROMIUM_FLAGS, find_chromium, missing
-
-    path, reason = find_chromium()
-    if path is None:
-        missing(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(path), args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from browser.axe import AXE_JS
-from browser.conftest import VIEWPORT
+from chromium import VIEWPORT
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"

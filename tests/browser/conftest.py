@@ -1,8 +1,8 @@
 """Fixtures of the real-browser suite: one headless Chromium and one JupyterLab per session.
 
 The browser
-    Debian's `chromium` at /usr/bin/chromium, or the executable that TRAFIKEY_CHROMIUM names
-    (any Chromium or Chrome). Playwright drives it and never downloads a browser of its own.
+    tools/chromium.py's: Debian's `chromium` at /usr/bin/chromium, or the executable that
+    TRAFIKEY_CHROMIUM names (any Chromium or Chrome); Playwright never downloads one.
     With no browser found every test here is skipped, and the reason names the install
     command; with TRAFIKEY_REQUIRE_BROWSER=1 (.ci/run sets it) a missing browser fails them.
 
@@ -29,6 +29,7 @@ Screenshots of each notebook after its run are written to tests/browser/screensh
 """
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,23 +38,13 @@ from .lab import JupyterLab
 from .notebook import NotebookRun
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ENV = "TRAFIKEY_CHROMIUM"
+sys.path.insert(0, str(ROOT / "tools"))
+
+import chromium  # noqa: E402  (tools/ is not a package)
+from chromium import new_context  # noqa: E402
+
 REQUIRE_ENV = "TRAFIKEY_REQUIRE_BROWSER"
 LAB_URL_ENV = "TRAFIKEY_LAB_URL"
-DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
-INSTALL = "sudo apt-get install chromium"
-
-CHROMIUM_FLAGS = [
-    "--no-sandbox",  # Chromium's sandbox refuses to start as root, as in CI containers
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1400, "height": 1800}
-ACTION_TIMEOUT = 60_000
 
 
 def missing(reason: str):
@@ -62,36 +53,18 @@ def missing(reason: str):
     pytest.skip(reason)
 
 
-def find_chromium() -> tuple[Path | None, str]:
-    """The browser to drive, or None and why there is none (with the fix)."""
-    named = os.environ.get(CHROMIUM_ENV)
-    if named:
-        path = Path(named)
-        if path.is_file() and os.access(path, os.X_OK):
-            return path, ""
-        return None, (f"{CHROMIUM_ENV}={named} is not an executable file: point it at a "
-                      f"Chromium or Chrome binary, or unset it and `{INSTALL}`")
-    if DEBIAN_CHROMIUM.is_file() and os.access(DEBIAN_CHROMIUM, os.X_OK):
-        return DEBIAN_CHROMIUM, ""
-    return None, (f"no browser for the browser tests: {DEBIAN_CHROMIUM} is missing. Install "
-                  f"it (`{INSTALL}` on Debian/Ubuntu) or set {CHROMIUM_ENV} to a Chromium "
-                  f"or Chrome binary")
-
-
 @pytest.fixture(scope="session")
 def browser():
-    path, reason = find_chromium()
+    path, reason = chromium.find_chromium()
     if path is None:
         missing(reason)
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401  (only whether it is installed)
     except ImportError:
         missing("Playwright for Python is not installed: `pip install -e '.[test]'` "
-                 "(make test installs it)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(path), args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
+                "(make test installs it)")
+    with chromium.launched(path) as launched:
+        yield launched
 
 
 @pytest.fixture(scope="session")
@@ -105,13 +78,6 @@ def jupyterlab(browser):
         server = JupyterLab.start({"notebooks": ROOT / "notebooks", "app": ROOT / "app"})
     yield server
     server.stop()
-
-
-def new_context(browser):
-    context = browser.new_context(viewport=VIEWPORT)
-    # Clicks and fills wait for their element this long: the machine may be busy.
-    context.set_default_timeout(ACTION_TIMEOUT)
-    return context
 
 
 @pytest.fixture(scope="session")

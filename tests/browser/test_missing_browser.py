@@ -6,13 +6,16 @@ import sys
 
 import pytest
 
+import chromium
+from chromium import CHROMIUM_ENV, find_chromium
+
 from . import conftest
-from .conftest import CHROMIUM_ENV, LAB_URL_ENV, REQUIRE_ENV, ROOT, find_chromium
+from .conftest import LAB_URL_ENV, REQUIRE_ENV, ROOT
 
 
 def test_with_no_browser_the_reason_names_the_install_command(monkeypatch, tmp_path):
     monkeypatch.delenv(CHROMIUM_ENV, raising=False)
-    monkeypatch.setattr(conftest, "DEBIAN_CHROMIUM", tmp_path / "chromium")
+    monkeypatch.setattr(chromium, "DEBIAN_CHROMIUM", tmp_path / "chromium")
     path, reason = find_chromium()
     assert path is None
     assert "apt-get install chromium" in reason and CHROMIUM_ENV in reason

@@ -19,7 +19,9 @@ from playwright.sync_api import expect
 from trafikey_lab import epoch
 
 from .axe import violations
-from .conftest import ROOT, new_context
+from chromium import new_context
+
+from .conftest import ROOT
 from .lab import free_port
 from .notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
 from .widgets import (
