@@ -25,9 +25,8 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from widget_state import displayed, models, notebook_state
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 CHECKER_CALL = re.compile(r"\bcheck_\w+\s*\(")
 # What a figure's text/plain says when no alt text was given to it.
 NO_ALT = re.compile(r"^\s*<(Figure|matplotlib|IPython)\b")
@@ -58,14 +57,12 @@ def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
     if source.suffix != ".ipynb":
         return
     notebook = json.loads(source.read_text())
-    state = (notebook.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {})
-             .get("state", {}))
+    state = notebook_state(notebook)
     links = launch_links(app, docname)
     for cell in list(doctree.findall(_code_cell)):
         give_figures_their_alt(cell)
         stored = notebook["cells"][cell["cell_index"]]
-        views = [output["data"][WIDGET_VIEW]["model_id"] for output in stored.get("outputs", [])
-                 if WIDGET_VIEW in output.get("data", {})]
+        views = displayed(stored.get("outputs", []))
         if views:
             cell.parent.insert(cell.parent.index(cell) + 1,
                                widget_note(buttons(views, state), links))
@@ -94,26 +91,9 @@ def give_figures_their_alt(cell: nodes.container) -> None:
 
 
 def buttons(views: list[str], state: dict) -> list[str]:
-    """The descriptions of the buttons inside the displayed widgets, in order."""
-    found: list[str] = []
-    seen: set[str] = set()
-
-    def walk(model_id: str) -> None:
-        if model_id in seen or model_id not in state:
-            return
-        seen.add(model_id)
-        model = state[model_id]
-        values = model.get("state", {})
-        if model.get("model_name") == "ButtonModel" and values.get("description"):
-            found.append(values["description"])
-        for value in values.values():
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str) and item.startswith("IPY_MODEL_"):
-                    walk(item.removeprefix("IPY_MODEL_"))
-
-    for view in views:
-        walk(view)
-    return list(dict.fromkeys(found))
+    """The descriptions of the buttons inside the displayed widgets, in order, each once."""
+    return list(dict.fromkeys(values["description"] for name, values in models(state, views)
+                              if name == "ButtonModel" and values.get("description")))
 
 
 def widget_note(button_names: list[str], links: dict[str, str]) -> nodes.Element:

@@ -9,13 +9,18 @@ hidden (display none, visibility hidden) and their children are left out.
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-REFERENCE = "IPY_MODEL_"
+from .tool import REPO
+
+sys.path.insert(0, str(REPO / "book" / "_ext"))
+
+from widget_state import REFERENCE, displayed, models, notebook_state  # noqa: E402
+
+__all__ = ["notebook_state"]
 
 SELECTIONS = {"DropdownModel", "RadioButtonsModel", "SelectModel", "ToggleButtonsModel",
               "SelectionSliderModel"}
@@ -63,14 +68,8 @@ class Shown:
     images: int = 0
 
 
-def notebook_state(notebook: dict) -> dict:
-    return notebook.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-
-
 def views(notebook: dict) -> list[str]:
-    return [output["data"][WIDGET_VIEW]["model_id"]
-            for cell in notebook["cells"] for output in cell.get("outputs", [])
-            if WIDGET_VIEW in output.get("data", {})]
+    return displayed(output for cell in notebook["cells"] for output in cell.get("outputs", []))
 
 
 def load(site: Path, page: str) -> dict | None:
@@ -103,46 +102,37 @@ def _output_texts(outputs: list[dict], shown: Shown) -> None:
 
 def shown(state: dict, model_id: str) -> Shown:
     result = Shown()
-    seen: set[str] = set()
-
-    def walk(key: str) -> None:
-        if key in seen or key not in state:
-            return
-        seen.add(key)
-        model = state[key]
-        name, values = model.get("model_name", ""), model.get("state", {})
-        if _hidden(state, values):
-            return
-        description = values.get("description") or ""
-        if name in TEXTS:
-            result.texts.append(html_text(values.get("value") or "") if name != "LabelModel"
-                                else values.get("value") or "")
-            result.texts.append(description)
-        elif name in BUTTONS:
-            result.texts.append(description)
-        elif name in SELECTIONS:
-            index = values.get("index")
-            labels = values.get("_options_labels") or []
-            if isinstance(index, int) and 0 <= index < len(labels):
-                result.selected.append(labels[index])
-            result.texts.append(description)
-        elif name in SLIDERS:
-            if values.get("readout", True):
-                result.readouts.append(_readout(values))
-            result.texts.append(description)
-        elif name in FIELDS:
-            result.inputs.append(str(values.get("value", "")))
-            result.texts.append(description)
-        elif name == "OutputModel":
-            _output_texts(values.get("outputs", []), result)
-        for value in values.values():
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, str) and item.startswith(REFERENCE):
-                    walk(item.removeprefix(REFERENCE))
-
-    walk(model_id)
+    for name, values in models(state, [model_id], prune=lambda values: _hidden(state, values)):
+        _show(name, values, result)
     result.texts = [text for text in result.texts if text.strip()]
     return result
+
+
+def _show(name: str, values: dict, result: Shown) -> None:
+    """What one model adds to what a reader sees: its value as its kind shows it, then its
+    description (a control's label)."""
+    if name == "OutputModel":
+        _output_texts(values.get("outputs", []), result)
+        return
+    if name in TEXTS:
+        value = values.get("value") or ""
+        result.texts.append(value if name == "LabelModel" else html_text(value))
+    elif name in SELECTIONS:
+        result.selected += _chosen(values)
+    elif name in SLIDERS:
+        if values.get("readout", True):
+            result.readouts.append(_readout(values))
+    elif name in FIELDS:
+        result.inputs.append(str(values.get("value", "")))
+    elif name not in BUTTONS:
+        return
+    result.texts.append(values.get("description") or "")
+
+
+def _chosen(values: dict) -> list[str]:
+    index = values.get("index")
+    labels = values.get("_options_labels") or []
+    return [labels[index]] if isinstance(index, int) and 0 <= index < len(labels) else []
 
 
 def _readout(values: dict) -> str:
