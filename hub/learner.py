@@ -2,8 +2,10 @@
 a token of their own, the nbgitpuller link, and notebooks run in their server through the
 hub's proxy (the Jupyter server's REST API and the kernel websocket, as JupyterLab uses them).
 
-Nothing here is privileged: every request goes to the hub's public address with the learner's
-own cookies or token, as the learner's browser would send it.
+The kernel's messages are read by tools/kernels.py's reader, which the tests' kernel driver
+uses too (the rehearsal puts tools/ on the path). Nothing here is privileged: every request
+goes to the hub's public address with the learner's own cookies or token, as the learner's
+browser would send it.
 """
 
 import http.cookiejar
@@ -19,6 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 
 import websocket
+from kernels import Reply, read
 
 REQUEST_SECONDS = 60
 CELL_SECONDS = 300
@@ -41,12 +44,8 @@ class TabClosed(LearnerFailed):
 
 
 @dataclass
-class CellResult:
-    code: str
-    status: str = ""
-    stdout: str = ""
-    stderr: str = ""
-    error: str = ""
+class CellResult(Reply):
+    code: str = ""
     seconds: float = 0.0
 
 
@@ -150,14 +149,15 @@ class KernelTab:
             raise LearnerFailed(f"{self.name}: the kernel's websocket closed "
                                 f"({self.problem or 'by the server'})")
         began = time.monotonic()
-        result = CellResult(code)
+        result = CellResult(code=code)
         msg_id = self.request("execute_request", {
             "code": code, "silent": False, "store_history": True, "user_expressions": {},
             "allow_stdin": False, "stop_on_error": True})
         inbox = self.waiting[msg_id]
-        replied = idle = False
+        # The reply comes on the shell channel, the idle status on iopub: either may be last.
+        idle = False
         try:
-            while not (replied and idle):
+            while not (result.status and idle):
                 left = timeout - (time.monotonic() - began)
                 try:
                     message = inbox.get(timeout=max(left, 0.01))
@@ -167,21 +167,7 @@ class KernelTab:
                 if message is None:
                     raise LearnerFailed(f"{self.name}: the kernel's websocket closed during a "
                                         f"cell ({self.problem or 'by the server'})")
-                kind, content = message["msg_type"], message["content"]
-                if kind == "execute_reply":
-                    replied = True
-                    result.status = content["status"]
-                    if content["status"] == "error":
-                        result.error = f"{content['ename']}: {content['evalue']}"
-                elif kind == "status" and content["execution_state"] == "idle":
-                    idle = True
-                elif kind == "stream":
-                    if content["name"] == "stdout":
-                        result.stdout += content["text"]
-                    else:
-                        result.stderr += content["text"]
-                elif kind == "error":
-                    result.error = f"{content['ename']}: {content['evalue']}"
+                idle = read(message, result) or idle
         finally:
             del self.waiting[msg_id]
         result.seconds = time.monotonic() - began

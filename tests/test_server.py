@@ -5,7 +5,9 @@ Crashes, AOF replay, replicas, ACL and owners killed with SIGKILL are in tests/r
 import errno
 import os
 import socket
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,14 +25,9 @@ from trafikey_lab import (
 from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.client import free_port
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().split()[2] != "Z"
+# Whether a pid still runs is read one way everywhere: tools/processes.py.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from processes import alive  # noqa: E402
 
 
 def gone_within(pid: int, seconds: float) -> bool:

@@ -17,6 +17,7 @@ Whatever happens, the server and everything it started are stopped, and the copy
 user removed. Exit status 0 only when every step passed.
 """
 
+import contextlib
 import functools
 import json
 import os
@@ -34,6 +35,7 @@ import urllib.request
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import processes
 import progress
 from checkout import REPO, copy_repository
 
@@ -249,20 +251,21 @@ class Session:
         if self.uid is not None:
             leftovers += [pid for pid in self.pids_of_user() if pid not in leftovers]
         for pid in leftovers:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if leftovers:
             say(f"killed {len(leftovers)} process(es) the session left running: {leftovers}")
             time.sleep(0.5)
 
     def owned_and_alive(self, pid: int) -> bool:
+        """Whether the pid is still a live process of the session's user: a pid the session
+        started may by now name another user's process."""
         try:
-            return os.stat(f"/proc/{pid}").st_uid == (self.uid if self.uid is not None
-                                                      else os.geteuid())
+            owner = os.stat(f"/proc/{pid}").st_uid
         except FileNotFoundError:
             return False
+        return owner == (self.uid if self.uid is not None else os.geteuid()) and \
+            processes.alive(pid)
 
     def pids_of_user(self) -> list[int]:
         pids = []

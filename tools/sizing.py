@@ -15,29 +15,16 @@ It prints the figures; it changes nothing but its own kernels, which it shuts do
 import argparse
 import os
 import statistics
-import sys
 import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from kernels import Kernel
+from processes import descriptors, lab_processes, memory_kib
 
-from learners import Kernel, lab_processes, open_descriptors  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SETUP = "import trafikey_lab.course\ncourse = trafikey_lab.course.setup()\n"
-
-
-def memory_kib(pid: int) -> dict[str, int]:
-    """RSS from status, PSS from smaps_rollup, both in KiB."""
-    figures = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            figures["rss"] = int(line.split()[1])
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        if line.startswith("Pss:"):
-            figures["pss"] = int(line.split()[1])
-    return figures
 
 
 def learner_processes(kernel: Kernel) -> dict[str, int]:
@@ -68,7 +55,8 @@ def one_learner() -> None:
             print(f"   (this cell failed, so the figures may be a little low: {line})")
         total = {"rss": 0, "pss": 0, "fds": 0}
         for name, pid in learner_processes(kernel).items():
-            figures = {**memory_kib(pid), "fds": open_descriptors(pid)}
+            rss, pss = memory_kib(pid)
+            figures = {"rss": rss, "pss": pss, "fds": descriptors(pid)}
             for key in total:
                 total[key] += figures[key]
             print(f"   {name:13} RSS {figures['rss'] / 1024:6.1f} MiB  PSS "
@@ -120,9 +108,9 @@ def many_learners(count: int) -> None:
         rss = pss = fds = 0
         for kernel in kernels:
             for pid in learner_processes(kernel).values():
-                figures = memory_kib(pid)
-                rss, pss = rss + figures["rss"], pss + figures["pss"]
-                fds += open_descriptors(pid)
+                held_rss, held_pss = memory_kib(pid)
+                rss, pss = rss + held_rss, pss + held_pss
+                fds += descriptors(pid)
         print(f"   after the setup cell, all {len(kernels)} together: RSS {rss / 1024:.0f} MiB, "
               f"PSS {pss / 1024:.0f} MiB, {fds} open descriptors")
     finally:

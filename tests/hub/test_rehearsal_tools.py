@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import processes
+from kernels import Reply, read
 from learner import CellResult, NotebookResult
 
 
@@ -50,10 +51,27 @@ def test_a_process_is_known_by_its_command_line():
 
 def test_a_notebook_run_fails_on_an_error_or_on_stderr_but_a_new_font_cache():
     cache = "Matplotlib is building the font cache; this may take a moment.\n"
-    clean = NotebookResult("n.ipynb", cells=[CellResult("1", "ok", stderr=cache)])
+    clean = NotebookResult("n.ipynb", cells=[CellResult(code="1", status="ok", stderr=cache)])
     assert clean.failures == []
     broken = NotebookResult("n.ipynb", cells=[
-        CellResult("1", "ok", stderr="DeprecationWarning: x\n"),
-        CellResult("2", "error", error="ServerGone: the server stopped")])
+        CellResult(code="1", status="ok", stderr="DeprecationWarning: x\n"),
+        CellResult(code="2", status="error", error="ServerGone: the server stopped")])
     assert broken.failures == ["code cell 1 wrote to stderr: ['DeprecationWarning: x']",
                                "code cell 2: ServerGone: the server stopped"]
+
+
+def test_a_cells_messages_fold_into_one_reply_that_ends_when_the_kernel_goes_idle():
+    def message(kind, **content):
+        return {"msg_type": kind, "content": content}
+
+    reply = Reply()
+    said = [message("status", execution_state="busy"),
+            message("stream", name="stdout", text="out\n"),
+            message("stream", name="stderr", text="warned\n"),
+            message("error", ename="ServerGone", evalue="stopped",
+                    traceback=["\x1b[31mServerGone\x1b[0m: stopped"]),
+            message("execute_reply", status="error", ename="ServerGone", evalue="stopped"),
+            message("status", execution_state="idle")]
+    assert [read(each, reply) for each in said] == [False] * 5 + [True]
+    assert (reply.stdout, reply.stderr, reply.status) == ("out\n", "warned\n", "error")
+    assert (reply.error, reply.traceback) == ("ServerGone: stopped", "ServerGone: stopped")
