@@ -15,9 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from settings import HubSettings, server_port  # noqa: E402  (hub/ is not a package)
+from settings import HubSettings, server_port
 
-c = get_config()  # noqa: F821  (defined by JupyterHub when it loads this file)
+# get_config is defined by JupyterHub when it loads this file.
+c = get_config()  # type: ignore[name-defined]  # noqa: F821
 hub = HubSettings.from_environment(os.environ)
 
 # -- where the hub listens, and what it keeps ------------------------------------------------

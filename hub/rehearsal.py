@@ -31,6 +31,7 @@ prefix are removed. Exit status 0 only when every check passed.
 """
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -498,46 +499,11 @@ class Rehearsal:
         at_once(leave, leaving)
         idle_since = time.monotonic()
         work = Work()
-
-        def keep_working():
-            tab = self.tabs[working.name]["00"]
-            while not work.stop.is_set():
-                try:
-                    count = tab.json("print(course.server.client.incr('hub-check:work'))")
-                except Exception as failure:
-                    work.failed = repr(failure)
-                    return
-                work.cells += 1
-                if count != work.cells:
-                    work.failed = f"the counter read {count} after {work.cells} cells"
-                    return
-                work.stop.wait(WORK_EVERY)
-
-        worker = threading.Thread(target=keep_working, daemon=True)
+        worker = threading.Thread(target=self.keep_working, args=(working, work), daemon=True)
         worker.start()
         deadline = idle_since + CULL_TIMEOUT + 3 * ACTIVITY_INTERVAL + 3 * CULL_EVERY + 60
-        long_enough = idle_since + CULL_TIMEOUT + 2 * ACTIVITY_INTERVAL + 2 * CULL_EVERY
-        culled: dict[str, float] = {}
         try:
-            while time.monotonic() < deadline:
-                # Processes first, then the hub: a process found gone while the hub still
-                # counts the server as running, not stopping, was not culled.
-                ended = {name: [pid for pid in pids if not processes.alive(pid)]
-                         for name, pids in held.items() if name not in culled}
-                servers = {user["name"]: user.get("servers", {}).get("")
-                           for user in self.hub.api("GET", "users")}
-                for name, gone in ended.items():
-                    server = servers.get(name)
-                    if not server:
-                        culled[name] = time.monotonic()
-                    elif gone and not server.get("pending"):
-                        raise RehearsalFailed(f"{name}'s processes {gone} ended while their "
-                                              f"server still ran: not the culler's doing")
-                if work.failed:
-                    break
-                if len(culled) == len(leaving) and time.monotonic() > long_enough:
-                    break
-                time.sleep(1)
+            culled = self.watch_culls(held, work, idle_since, deadline)
         finally:
             work.stop.set()
             worker.join(60)
@@ -557,6 +523,62 @@ class Rehearsal:
                                   f"activity than its timeout of {CULL_TIMEOUT} s: {early}")
         if self.server_pid(working.name) != before[working.name]:
             raise RehearsalFailed(f"{working.name}'s server was replaced while they worked")
+        left_over = self.left_by_culled(held)
+        if left_over:
+            raise RehearsalFailed(f"culled servers left processes or scratch folders: {left_over}")
+        gaps = [self.longest_gap.get(learner.name, 0) for learner in leaving]
+        after = [culled[name] - left[name] for name in culled]
+        say(f"  {len(leaving)} learner(s) left and were culled {spread(after)} after leaving "
+            f"(timeout {CULL_TIMEOUT} s, activity reported every {ACTIVITY_INTERVAL} s, culler "
+            f"every {CULL_EVERY} s; their pages polled every {PAGE_POLLS_EVERY} s until then, "
+            f"longest gap {max(gaps):.0f} s), with their kernels, keepers, valkey-servers and "
+            f"scratch folders; {working.name} ran {work.cells} cells over {worked:.0f} s, past the "
+            f"timeout, and kept their server, kernel and data")
+
+    def keep_working(self, working: Learner, work: Work) -> None:
+        """The learner who stays runs a cell every WORK_EVERY seconds until work.stop; each
+        must read the count of cells run so far, or their kernel or data was lost."""
+        tab = self.tabs[working.name]["00"]
+        while not work.stop.is_set():
+            try:
+                count = tab.json("print(course.server.client.incr('hub-check:work'))")
+            except Exception as failure:
+                work.failed = repr(failure)
+                return
+            work.cells += 1
+            if count != work.cells:
+                work.failed = f"the counter read {count} after {work.cells} cells"
+                return
+            work.stop.wait(WORK_EVERY)
+
+    def watch_culls(self, held: dict[str, list[int]], work: Work, idle_since: float,
+                    deadline: float) -> dict[str, float]:
+        """When each leaving learner's server was culled (seen gone from the hub), watched
+        until all were and the timeout has surely passed, the work failed, or the deadline."""
+        long_enough = idle_since + CULL_TIMEOUT + 2 * ACTIVITY_INTERVAL + 2 * CULL_EVERY
+        culled: dict[str, float] = {}
+        while time.monotonic() < deadline:
+            # Processes first, then the hub: a process found gone while the hub still
+            # counts the server as running, not stopping, was not culled.
+            ended = {name: [pid for pid in pids if not processes.alive(pid)]
+                     for name, pids in held.items() if name not in culled}
+            servers = {user["name"]: user.get("servers", {}).get("")
+                       for user in self.hub.api("GET", "users")}
+            for name, gone in ended.items():
+                server = servers.get(name)
+                if not server:
+                    culled[name] = time.monotonic()
+                elif gone and not server.get("pending"):
+                    raise RehearsalFailed(f"{name}'s processes {gone} ended while their "
+                                          f"server still ran: not the culler's doing")
+            if work.failed or (len(culled) == len(held) and time.monotonic() > long_enough):
+                break
+            time.sleep(1)
+        return culled
+
+    def left_by_culled(self, held: dict[str, list[int]]) -> dict[str, list]:
+        """The processes and scratch folders of culled servers still there after
+        GONE_SECONDS (a keeper may take a moment to stop its valkey-server and tidy up)."""
         left_over: dict[str, list] = {}
         settle = time.monotonic() + GONE_SECONDS
         while time.monotonic() < settle:
@@ -569,16 +591,7 @@ class Rehearsal:
             if not left_over:
                 break
             time.sleep(0.5)
-        if left_over:
-            raise RehearsalFailed(f"culled servers left processes or scratch folders: {left_over}")
-        gaps = [self.longest_gap.get(learner.name, 0) for learner in leaving]
-        after = [culled[name] - left[name] for name in culled]
-        say(f"  {len(leaving)} learner(s) left and were culled {spread(after)} after leaving "
-            f"(timeout {CULL_TIMEOUT} s, activity reported every {ACTIVITY_INTERVAL} s, culler "
-            f"every {CULL_EVERY} s; their pages polled every {PAGE_POLLS_EVERY} s until then, "
-            f"longest gap {max(gaps):.0f} s), with their kernels, keepers, valkey-servers and "
-            f"scratch folders; {working.name} ran {work.cells} cells over {worked:.0f} s, past the "
-            f"timeout, and kept their server, kernel and data")
+        return left_over
 
     # -- 10: the end ----------------------------------------------------------------------------
 
@@ -632,10 +645,9 @@ class Rehearsal:
     def clean_up(self) -> None:
         self.leaving.set()
         for learner in self.learners:
-            try:
+            # A tab that fails to close must not keep the rest of the clean-up from running.
+            with contextlib.suppress(Exception):
                 learner.close_tabs()
-            except Exception:
-                pass
         if self.hub.running:
             self.hub.stop()
         leftovers = [process.pid for uid in self.uids.values()

@@ -19,6 +19,7 @@ server; the learners' accounts and homes stay until `remove-learners`. The same 
 """
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import json
@@ -220,15 +221,12 @@ class Hub:
         env = {"PATH": f"{settings.env / 'bin'}:{SYSTEM_PATH}", "LANG": "C.UTF-8",
                "HOME": pwd.getpwuid(0).pw_dir, **settings.to_environment()}
         argv = [str(settings.env / "bin" / "jupyterhub"), "-f", str(CONFIG)]
-        sink = open(self.log, "ab") if self.log else None
-        try:
+        # The hub's output goes to the log, or to this terminal when there is none.
+        with open(self.log, "ab") if self.log else contextlib.nullcontext() as sink:
             self.process = subprocess.Popen(argv, cwd=settings.state, env=env,
                                             stdin=subprocess.DEVNULL, stdout=sink,
                                             stderr=subprocess.STDOUT if sink else None,
                                             start_new_session=True)
-        finally:
-            if sink:
-                sink.close()
         deadline = time.monotonic() + HUB_START_SECONDS
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -44,7 +44,7 @@ def ignored_examples() -> list[str]:
         path = pattern.strip("/").replace("**", "deep").replace("*", "junk")
         places = [path] if "/" in pattern.strip("/") else [path, f"trafikey_lab/{path}"]
         examples += [f"{place}/junk" if is_dir else place for place in places]
-    return examples + [".git/HEAD"]
+    return [*examples, ".git/HEAD"]
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,8 @@ def test_binder_environment_has_no_conda_compiler_and_postbuild_names_gcc():
                     if line.strip().startswith("- ")]
     assert dependencies == ["conda-forge", "python=3.11", "pip"]
     post_build = (REPO / "binder" / "postBuild").read_text()
-    assert 'CC="$(command -v gcc)"' in post_build and "export CC" in post_build
+    assert 'CC="$(command -v gcc)"' in post_build
+    assert "export CC" in post_build
 
 
 def test_postbuild_is_executable_and_stops_at_the_first_failure(tmp_path):

@@ -375,6 +375,23 @@ def stage(settings: Publish, renderer: bool = True) -> Path:
     write_if_changed(SOURCE / "index.md", rewrite_links(home_page(settings), "", staged, settings))
     write_if_changed(SOURCE / "_toc.yml", toc())
     write_if_changed(SOURCE / "_config.yml", book_config(settings))
+    stage_pages(docs_files, staged, settings)
+    for folder in ("_ext", "_assets"):
+        copy_tree(BOOK / folder, SOURCE / folder)
+        wanted |= {str(p.relative_to(BOOK)) for p in (BOOK / folder).rglob("*") if p.is_file()}
+    if renderer:
+        stage_renderer(SOURCE / "_assets" / "widgets")
+        wanted |= {f"_assets/widgets/{p.name}" for p in (SOURCE / "_assets/widgets").iterdir()}
+    # A notebook renamed or removed since the last build leaves no stale page behind.
+    for path in sorted(SOURCE.rglob("*"), reverse=True):
+        relative = str(path.relative_to(SOURCE))
+        if path.is_file() and relative not in wanted and "__pycache__" not in path.parts:
+            path.unlink()
+    return SOURCE
+
+
+def stage_pages(docs_files: list[str], staged: set[str], settings: Publish) -> None:
+    """The notebooks and docs/ under SOURCE, their links rewritten for the site."""
     for path in notebooks():
         notebook = json.loads(path.read_text())
         for cell in notebook["cells"]:
@@ -391,18 +408,6 @@ def stage(settings: Publish, renderer: bool = True) -> Path:
                                                           settings))
         else:
             write_if_changed(SOURCE / name, path.read_bytes())
-    for folder in ("_ext", "_assets"):
-        copy_tree(BOOK / folder, SOURCE / folder)
-        wanted |= {str(p.relative_to(BOOK)) for p in (BOOK / folder).rglob("*") if p.is_file()}
-    if renderer:
-        stage_renderer(SOURCE / "_assets" / "widgets")
-        wanted |= {f"_assets/widgets/{p.name}" for p in (SOURCE / "_assets/widgets").iterdir()}
-    # A notebook renamed or removed since the last build leaves no stale page behind.
-    for path in sorted(SOURCE.rglob("*"), reverse=True):
-        relative = str(path.relative_to(SOURCE))
-        if path.is_file() and relative not in wanted and "__pycache__" not in path.parts:
-            path.unlink()
-    return SOURCE
 
 
 def jupyter_book(builder: str, *extra: str) -> int:

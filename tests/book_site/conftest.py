@@ -7,8 +7,9 @@ TRAFIKEY_BOOK_SITE names the built site's folder, as `make book-check` does afte
 `make test` therefore runs only test_publish_settings.py from here, which needs neither.
 
 The browser is tests/browser's fixture (tools/chromium.py: Debian's chromium, or
-TRAFIKEY_CHROMIUM, with the same launch flags); Playwright never downloads one. The site is served on 127.0.0.1 by a server
-in this process, and every request to any other host is refused and recorded. Screenshots of
+TRAFIKEY_CHROMIUM, with the same launch flags); Playwright never downloads one. The site is
+served on 127.0.0.1 by a server in this process, and every request to any other host is
+refused and recorded. Screenshots of
 every page go to tests/book_site/screenshots/ (git-ignored).
 """
 
@@ -16,9 +17,10 @@ import os
 from pathlib import Path
 
 import pytest
+from browser import conftest as browser_suite
 
 # The browser suite's Chromium (tools/chromium.py), skipped or failed as it says when missing.
-from browser.conftest import browser  # noqa: F401
+browser = browser_suite.browser
 
 SITE_ENV = "TRAFIKEY_BOOK_SITE"
 

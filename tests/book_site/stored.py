@@ -18,7 +18,7 @@ from .tool import REPO
 
 sys.path.insert(0, str(REPO / "book" / "_ext"))
 
-from widget_state import REFERENCE, displayed, models, notebook_state  # noqa: E402
+from widget_state import REFERENCE, displayed, models, notebook_state
 
 __all__ = ["notebook_state"]
 

@@ -46,7 +46,8 @@ def test_every_binder_link_in_the_readme_names_the_repository_of_the_setting():
 def test_the_readme_says_how_to_change_where_the_course_is_published():
     readme = (REPO / "README.md").read_text()
     section = readme.split("## Publishing the book", 1)[1].split("\n## ", 1)[0]
-    assert "book/publish.toml" in section and "make book" in section
+    assert "book/publish.toml" in section
+    assert "make book" in section
     assert "ghp-import" in section
 
 
@@ -54,8 +55,10 @@ def test_another_repository_changes_every_link_and_leaves_none_of_the_old(fork):
     block = book.readme_launch_block(fork)
     config = json.dumps(fork.book_config())
     for text in (block, config):
-        assert "trafikey/trafikey-lab" not in text and "mybinder.org" not in text
-    assert "https://binder.example.test/v2/gh/someone/a-fork/teaching?urlpath=lab/tree/notebooks/" in block
+        assert "trafikey/trafikey-lab" not in text
+        assert "mybinder.org" not in text
+    assert ("https://binder.example.test/v2/gh/someone/a-fork/teaching"
+            "?urlpath=lab/tree/notebooks/") in block
     assert "https://someone.github.io/a-fork/" in block
     assert fork.book_config()["repository"] == {"url": "https://github.com/someone/a-fork",
                                                 "branch": "teaching", "path_to_book": ""}
@@ -128,8 +131,10 @@ def test_the_home_page_is_the_readmes_introduction_with_the_course_in_order():
     home = book.home_page(settings)
     readme = (REPO / "README.md").read_text()
     first_paragraph = readme.split("\n\n")[1]
-    assert home.startswith("# trafikey lab\n") and first_paragraph in home
-    assert book.README_START not in home and "GITHUB-OWNER" not in home
+    assert home.startswith("# trafikey lab\n")
+    assert first_paragraph in home
+    assert book.README_START not in home
+    assert "GITHUB-OWNER" not in home
     assert "## Two commands" not in home
     for path in book.notebooks():
         assert f"](notebooks/{path.name})" in home

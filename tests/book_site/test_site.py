@@ -45,7 +45,8 @@ rule (none now): the test fails on any other violation, and fails too once the p
 breaks the rule, so an entry cannot outlive its fix."""
 
 CHECKER_CALL = re.compile(r"\bcheck_\w+\s*\(")
-NO_ALT = re.compile(r"^\s*(<Figure|<matplotlib)|\.(png|jpe?g|svg|gif)$|^[0-9a-f]{32,}", re.IGNORECASE)
+NO_ALT = re.compile(r"^\s*(<Figure|<matplotlib)|\.(png|jpe?g|svg|gif)$|^[0-9a-f]{32,}",
+                    re.IGNORECASE)
 QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 IMG_ALT = re.compile(r"<img\b[^>]*\balt=\"([^\"]*)\"", re.IGNORECASE)
 
@@ -99,7 +100,8 @@ def test_every_image_loads_and_has_alt_text_that_says_something(visits, page):
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
 def test_the_headings_are_in_order(visits, page):
     levels = [heading["level"] for heading in visits[page].facts["headings"]]
-    assert levels and levels[0] == 1 and levels.count(1) == 1, visits[page].facts["headings"]
+    assert levels[:1] == [1], visits[page].facts["headings"]
+    assert levels.count(1) == 1, visits[page].facts["headings"]
     skips = [(before, after) for before, after in pairwise(levels) if after > before + 1]
     assert skips == []
 

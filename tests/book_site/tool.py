@@ -6,6 +6,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
-import book
+import book  # noqa: E402
 
 __all__ = ["REPO", "book"]

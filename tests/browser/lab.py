@@ -86,12 +86,12 @@ class JupyterLab:
                 path.write_text(json.dumps(values))
             token = secrets.token_hex(24)
             for attempt in range(3):
-                lab = cls._launch(scratch, root, settings, token)
+                lab, process = cls._launch(scratch, root, settings, token)
                 try:
-                    lab._wait_ready()
+                    lab._wait_ready(process)
                     return lab
                 except LabError as exc:
-                    lab._terminate()
+                    _terminate(process)
                     if "already in use" not in str(exc) or attempt == 2:
                         raise
         except BaseException:
@@ -100,7 +100,8 @@ class JupyterLab:
         raise AssertionError("unreachable")
 
     @classmethod
-    def _launch(cls, scratch: Path, root: Path, settings: Path, token: str) -> "JupyterLab":
+    def _launch(cls, scratch: Path, root: Path, settings: Path,
+                token: str) -> tuple["JupyterLab", subprocess.Popen]:
         port = free_port()
         args = [
             sys.executable, "-m", "jupyterlab",
@@ -128,13 +129,10 @@ class JupyterLab:
             "JUPYTER_RUNTIME_DIR": str(scratch / "runtime"),
             "IPYTHONDIR": str(scratch / "ipython"),
         }
-        log = open(scratch / "jupyterlab.log", "ab")
-        try:
+        with open(scratch / "jupyterlab.log", "ab") as log:
             process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                        env=env, cwd=root, start_new_session=True)
-        finally:
-            log.close()
-        return cls(f"http://127.0.0.1:{port}/", token, process, scratch)
+        return cls(f"http://127.0.0.1:{port}/", token, process, scratch), process
 
     @classmethod
     def attach(cls, url: str, token: str | None = None) -> "JupyterLab":
@@ -156,11 +154,11 @@ class JupyterLab:
                            f"check the URL and its ?token=") from exc
         return lab
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, process: subprocess.Popen) -> None:
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise LabError(f"JupyterLab exited with status {self.process.returncode} before "
+            if process.poll() is not None:
+                raise LabError(f"JupyterLab exited with status {process.returncode} before "
                                f"it answered:\n{self.log_tail()}")
             try:
                 self.api("GET", "api/status")
@@ -187,18 +185,10 @@ class JupyterLab:
                 self.shutdown_sessions(path)
                 self.delete(path)
         finally:
-            if self.owned:
-                self._terminate()
+            if self.process is not None:
+                _terminate(self.process)
+            if self.scratch is not None:
                 shutil.rmtree(self.scratch, ignore_errors=True)
-
-    def _terminate(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
 
     # -- REST --------------------------------------------------------------------------------
 
@@ -252,3 +242,13 @@ class JupyterLab:
             if exc.code != 404:
                 raise
         self.files.discard(path)
+
+
+def _terminate(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -133,7 +133,7 @@ class NotebookRun:
         after it) leaves cells without a count under an idle kernel: that fails at once."""
         deadline = time.monotonic() + timeout
         state = self.state()
-        settled = idle_since = 0
+        settled, idle_since = 0, 0.0
         while settled < 2:
             now = time.monotonic()
             if now > deadline:

@@ -26,6 +26,7 @@ def test_an_image_without_alt_in_an_output_is_found(notebooks):
         document.querySelector('.jp-OutputArea-output').appendChild(img);
     }""")
     try:
-        assert [v for v in violations(run.page, OUTPUTS) if v.startswith("image-alt: #no-alt-probe")]
+        found = violations(run.page, OUTPUTS)
+        assert [v for v in found if v.startswith("image-alt: #no-alt-probe")]
     finally:
         run.page.evaluate("() => document.getElementById('no-alt-probe').remove()")

@@ -4,9 +4,8 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 import chromium
+import pytest
 from chromium import CHROMIUM_ENV, find_chromium
 
 from . import conftest
@@ -18,7 +17,8 @@ def test_with_no_browser_the_reason_names_the_install_command(monkeypatch, tmp_p
     monkeypatch.setattr(chromium, "DEBIAN_CHROMIUM", tmp_path / "chromium")
     path, reason = find_chromium()
     assert path is None
-    assert "apt-get install chromium" in reason and CHROMIUM_ENV in reason
+    assert "apt-get install chromium" in reason
+    assert CHROMIUM_ENV in reason
 
 
 def test_a_named_browser_that_is_not_an_executable_is_named_in_the_reason(monkeypatch, tmp_path):
@@ -53,8 +53,8 @@ def test_a_missing_browser_skips_the_suite_saying_why():
 
 def test_a_missing_browser_fails_when_one_is_required_and_skips_otherwise(monkeypatch):
     monkeypatch.setenv(REQUIRE_ENV, "1")
-    with pytest.raises(pytest.fail.Exception,
-                       match=f"no chromium here \\({REQUIRE_ENV}=1: a missing browser is a failure"):
+    failing = f"no chromium here \\({REQUIRE_ENV}=1: a missing browser is a failure"
+    with pytest.raises(pytest.fail.Exception, match=failing):
         conftest.missing("no chromium here")
     monkeypatch.delenv(REQUIRE_ENV)
     with pytest.raises(pytest.skip.Exception, match="no chromium here"):

@@ -28,7 +28,8 @@ def test_learners_log_in_with_pam_and_are_created_as_os_users_with_private_homes
     assert c.JupyterHub.authenticator_class == "pam"
     assert c.LocalAuthenticator.create_system_users is True
     command = c.LocalAuthenticator.add_user_cmd
-    assert command[0] == "useradd" and "--create-home" in command
+    assert command[0] == "useradd"
+    assert "--create-home" in command
     assert command[command.index("--key") + 1] == "HOME_MODE=0700"
     assert c.Authenticator.allow_existing_users is True
 

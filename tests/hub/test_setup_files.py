@@ -19,7 +19,8 @@ def test_the_proxy_is_configurable_http_proxy_5_from_the_committed_lock():
     lock = json.loads((HUB / "package-lock.json").read_text())
     assert lock["packages"][""]["dependencies"] == package["dependencies"]
     proxy = lock["packages"]["node_modules/configurable-http-proxy"]
-    assert proxy["version"].startswith("5.") and proxy["integrity"].startswith("sha512-")
+    assert proxy["version"].startswith("5.")
+    assert proxy["integrity"].startswith("sha512-")
 
 
 def test_the_npm_lock_names_no_registry_address():
@@ -52,8 +53,10 @@ def test_make_hub_listens_on_loopback_and_creates_no_learners_unless_asked():
     assert re.search(r"--learners 0\b", line)
     line = planned("hub", "HUB_LEARNERS=30", "HUB_IP=0.0.0.0", "HUB_SSL_CERT=/c",
                    "HUB_SSL_KEY=/k", "HUB_URL=https://hub.example.org")
-    assert "--ip 0.0.0.0" in line and re.search(r"--learners 30\b", line)
-    assert "--ssl-cert /c --ssl-key /k" in line and "--url https://hub.example.org" in line
+    assert "--ip 0.0.0.0" in line
+    assert re.search(r"--learners 30\b", line)
+    assert "--ssl-cert /c --ssl-key /k" in line
+    assert "--url https://hub.example.org" in line
 
 
 def test_make_hub_check_rehearses_five_learners_unless_told_otherwise():
