@@ -31,6 +31,7 @@ Screenshots of each notebook after its run are written to tests/browser/screensh
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -47,7 +48,7 @@ REQUIRE_ENV = "TRAFIKEY_REQUIRE_BROWSER"
 LAB_URL_ENV = "TRAFIKEY_LAB_URL"
 
 
-def missing(reason: str):
+def missing(reason: str) -> NoReturn:
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{reason} ({REQUIRE_ENV}=1: a missing browser is a failure)", pytrace=False)
     pytest.skip(reason)
