@@ -5,8 +5,8 @@ import weakref
 
 import redis
 
-from trafikey_lab.errors import RestartUnavailable, ServerGone, ServerStartError
-from trafikey_lab.live.client import LabClient, mask_url
+from trafikey_lab.errors import RestartUnavailable, ServerStartError
+from trafikey_lab.live.client import LabClient, ServerGone, mask_url
 from trafikey_lab.live.server import LOG_LINES_QUOTED, URL_ENV, LabServer
 
 

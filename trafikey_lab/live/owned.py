@@ -46,12 +46,11 @@ from trafikey_lab.errors import (
     InsecureServer,
     PortTaken,
     RestartFailed,
-    ServerGone,
     ServerNotFound,
     ServerStartError,
     ServerStopped,
 )
-from trafikey_lab.live.client import connect, free_port, redis_url, url_host
+from trafikey_lab.live.client import ServerGone, connect, free_port, redis_url, url_host
 from trafikey_lab.live.server import LOG_LINES_QUOTED, LabServer, client_of
 from trafikey_lab.module.build import module_path
 
