@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names, eagerly, for the type checker only
     from trafikey_lab.errors import (
+        BadNamespace,
         InsecureServer,
         LabError,
         ModuleNotBuilt,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for the type checker only
     from trafikey_lab.module.build import module_path
 
 _HOMES = {
+    "BadNamespace": "trafikey_lab.errors",
     "InsecureServer": "trafikey_lab.errors",
     "LabError": "trafikey_lab.errors",
     "ModuleNotBuilt": "trafikey_lab.errors",
@@ -60,6 +62,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "BadNamespace",
     "AttachedServer",
     "Executor",
     "HISTORIES",

@@ -10,6 +10,7 @@
       RestartFailed
       InsecureServer
       RestartUnavailable
+      BadNamespace
     ReplyError               a verb was refused: the course's expected answer, not a fault
 
 ReplyError stands apart from LabError on purpose. A refusal (a wrong type, a bad argument)
@@ -58,6 +59,10 @@ class InsecureServer(LabError):
 
 class RestartUnavailable(LabError):
     """The lab is using a server it did not start, so it cannot restart it."""
+
+
+class BadNamespace(LabError):
+    """The namespace chosen for the queue names would break their keys' hash tag."""
 
 
 class ReplyError(Exception):

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
-from trafikey_lab.errors import LabError, ReplyError
+from trafikey_lab.errors import BadNamespace, ReplyError
 from trafikey_lab.model import ModelServer
 from trafikey_lab.scripts import source as script_source  # noqa: F401  course/why_natively.py's name
 
@@ -26,10 +26,6 @@ NAMESPACE_ENV = "TRAFIKEY_NAMESPACE"
 URL_ENV = "TRAFIKEY_VALKEY_URL"
 """The URL of a server to attach to (live/choose.py reads it too); here so that reading it
 loads no server kind."""
-
-
-class BadNamespace(LabError):
-    """The namespace for the queue names would break their keys' hash tag."""
 
 
 def namespace() -> str:

@@ -195,7 +195,9 @@ class OwnedServer(LabServer):
     (interrupts_held), the save check's result (SaveProblem).
     """
 
-    external = False
+    started_by_lab = True
+    can_restart = True
+    can_take_replica = True
     # Plain attributes here, where LabServer declares read-only properties: start() picks the
     # port and the constructor the password.
     port: int | None = None
