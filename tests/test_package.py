@@ -1,17 +1,18 @@
 """What `import trafikey_lab` offers, and the exception tree errors.py draws."""
 
 import inspect
+import re
 import subprocess
 import sys
-import re
 from pathlib import Path
 
 import trafikey_lab
 from trafikey_lab import errors
 
 PUBLIC = {
-    "AttachedServer", "BadNamespace", "HISTORIES", "Executor", "InsecureServer", "LabError", "LabServer",
-    "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "PortTaken", "Queue",
+    "AttachedServer", "BadNamespace", "HISTORIES", "Executor", "InsecureServer", "LabError",
+    "LabServer", "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "PortTaken",
+    "Queue",
     "ReplyError",
     "RestartFailed", "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError",
     "ServerStopped", "Trace", "choose_server", "compare", "module_path", "play", "reading_line",

@@ -18,9 +18,10 @@ class AttachedServer(LabServer):
     prints. They do not share keys: with TRAFIKEY_VALKEY_URL set, every queue name carries the
     learner's namespace (TRAFIKEY_NAMESPACE, or else the OS user's name) inside its hash tag,
     `{alice:jobs}:active`, chosen when each key is built (executors.namespace), so two
-    learners on one server run the same notebook on keys of their own. The lab holds no process of it, so it cannot restart or kill it (both refuse with
-    RestartUnavailable), wait() and fault() have nothing to watch, and stop() only disconnects.
-    host, port and password are the URL's.
+    learners on one server run the same notebook on keys of their own. The lab holds no
+    process of it, so it cannot restart or kill it (both refuse with RestartUnavailable),
+    wait() and fault() have nothing to watch, and stop() only disconnects. host, port and
+    password are the URL's.
     """
 
     started_by_lab = False
