@@ -54,28 +54,30 @@ HISTORIES = {
         History(
             "stalled",
             "the worker stalled",
-            ("add", "claim", "expire", "sweep"),
+            (Action.ADD, Action.CLAIM, Action.EXPIRE, Action.SWEEP),
             "the lease was stamped by the process that sweeps it: the server stayed up and the "
             "worker went away",
         ),
         History(
             "restarted",
             "the server restarted",
-            ("add", "claim", "restart", "expire", "sweep"),
+            (Action.ADD, Action.CLAIM, Action.RESTART, Action.EXPIRE, Action.SWEEP),
             "the lease was stamped by the process before the restart: as far as the stamp can "
             "tell, the server stopped, not the worker",
         ),
         History(
             "extended",
             "extended after the restart",
-            ("add", "claim", "restart", "extend", "expire", "sweep"),
+            (Action.ADD, Action.CLAIM, Action.RESTART, Action.EXTEND, Action.EXPIRE,
+             Action.SWEEP),
             "the worker extended its lease with EMQ.EXTEND after the restart, so the stamp names "
             "the process that sweeps it: the worker went away under a live server",
         ),
         History(
             "upgrade",
             "claimed before the upgrade",
-            ("add", "scripted_claim", "restart", "expire", "sweep"),
+            (Action.ADD, Action.SCRIPTED_CLAIM, Action.RESTART, Action.EXPIRE,
+             Action.SWEEP),
             "the lease was granted by a script on a row no native verb had stamped, so the row "
             "has no stamp; a missing stamp is another process's by the same rule, so the "
             "upgrade restart costs the job nothing",
