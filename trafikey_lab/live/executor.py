@@ -80,6 +80,8 @@ class LiveExecutor(Executor):
             time.sleep(min((ms - now + 1) / 1000, 0.5))
 
     def dataset(self) -> dict:
+        """Every key on the server (SCAN, then TYPE and a read per key): other learners' keys
+        too on a shared one. For whole-dataset comparisons only; a step reads its own keys."""
         out: dict[bytes, tuple[str, object]] = {}
         for key in sorted(self.client.scan_iter(count=1000)):
             kind = plain(self.client.type(key))
