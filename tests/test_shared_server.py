@@ -1,6 +1,7 @@
 """A server shared by a room: each learner's queues under a namespace of their own, and a test
 suite that never writes to a server it did not start."""
 
+import getpass
 import json
 import os
 import subprocess
@@ -75,3 +76,18 @@ def test_the_suite_never_writes_to_the_server_its_environment_names():
         assert "2 passed" in run.stdout, run.stdout + run.stderr  # its live case ran too
         assert server.client.get(b"sentinel") == b"the room's data"
         assert server.client.dbsize() == 1
+
+
+def test_on_a_shared_server_the_os_user_names_the_keys_and_a_process_without_one_is_told_why(
+        monkeypatch):
+    monkeypatch.delenv(NAMESPACE_ENV, raising=False)
+    monkeypatch.setenv(URL_ENV, "redis://127.0.0.1:1")
+    monkeypatch.setattr(getpass, "getuser", lambda: "dave")
+    assert Queue("{jobs}").row_key(b"job-1") == b"{dave:jobs}:job:job-1"
+
+    def nobody() -> str:
+        raise KeyError("getpwuid(): uid not found: 4242")
+
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    with pytest.raises(BadNamespace, match=f"set {NAMESPACE_ENV}"):
+        Queue("{jobs}").pending

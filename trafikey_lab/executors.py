@@ -37,7 +37,7 @@ def namespace() -> str:
     """
     chosen = os.environ.get(NAMESPACE_ENV)
     if chosen is None:
-        chosen = getpass.getuser() if os.environ.get(URL_ENV) else ""
+        chosen = _user() if os.environ.get(URL_ENV) else ""
     if re.search(r"[{}\s]", chosen):
         raise BadNamespace(
             f"the namespace {chosen!r} holds a brace or a space, which would break the hash "
@@ -45,6 +45,17 @@ def namespace() -> str:
             "letters, digits, '-', '_' or '.'"
         )
     return chosen
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no USER, LOGNAME... and no passwd entry (some containers)
+        raise BadNamespace(
+            f"{URL_ENV} names a shared server, and the lab keeps each learner's keys apart "
+            f"under their OS user's name, but this process has none: set {NAMESPACE_ENV} to "
+            "a name of your own (letters, digits, '-', '_' or '.')"
+        ) from None
 
 
 @dataclass(frozen=True)
