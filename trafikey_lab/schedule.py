@@ -20,6 +20,7 @@ Two rules of time the schedule needs and the verbs do not say:
   is at 0, before all of them.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
@@ -31,6 +32,7 @@ from trafikey_lab.histories import (
     JOB,
     Action,
     History,
+    Performed,
     Step,
     Trace,
     outcome_of,
@@ -295,10 +297,12 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
         steps.append(Step(action, call, reply, executor.row(queue, JOB), executor.run_id,
                           executor.now_ms()))
 
-    def step(action: str, call: str, lease_ms: int = 0) -> Step:
+    def step(action: str, call: str | Callable[[Performed], str], lease_ms: int = 0) -> Step:
+        """One step by the histories' interpreter; `call` names it, from what it did if the
+        name depends on that (an extension's attempt)."""
         done = perform(action, executor, queue, lease_ms=lease_ms,
                        max_stalled=schedule.max_stalled)
-        steps.append(Step(action, call.format(attempt=done.attempt), done.value,
+        steps.append(Step(action, call(done) if callable(call) else call, done.value,
                           executor.row(queue, JOB), executor.run_id, executor.now_ms()))
         return steps[-1]
 
@@ -322,8 +326,9 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
         elif moment.action == Action.RESTART:
             step(moment.action, f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms")
         elif moment.action in EXTENSIONS:
-            step(moment.action, f"{WORKERS[moment.action]} at {moment.at_ms} ms, attempt "
-                                f"{{attempt}}, lease {schedule.lease_ms} ms", lease)
+            verb = f"{WORKERS[moment.action]} at {moment.at_ms} ms"
+            step(moment.action, lambda done: f"{verb}, attempt {done.attempt}, lease "
+                                             f"{schedule.lease_ms} ms", lease)
         else:
             stamp = executor.row(queue, JOB).get(b"lease_epoch")
             if before_sweep is not None:
