@@ -1,10 +1,27 @@
 """Fixtures shared by the tests (one live server per session, fresh executors per test), and the
-fast suite's hypothesis profile."""
+fast suite's hypothesis profile.
+
+The suite owns every server it writes to: live tests empty theirs with FLUSHALL. So the
+settings that would point the lab at another server (TRAFIKEY_VALKEY_URL, a workshop's) or
+rename its keys (TRAFIKEY_NAMESPACE) are dropped from this process's environment before any
+test runs, and with them from every kernel and subprocess a test starts. A test of an
+attached server starts its own and attaches to it with url=.
+"""
+
+import os
 
 import pytest
 from hypothesis import settings
 
-from trafikey_lab import LiveExecutor, ModelExecutor, Queue, choose_server
+from trafikey_lab import LiveExecutor, ModelExecutor, OwnedServer, Queue, choose_server
+from trafikey_lab.executors import NAMESPACE_ENV, URL_ENV
+
+FOREIGN_SETTINGS = (URL_ENV, NAMESPACE_ENV)
+
+
+def pytest_configure(config):
+    for name in FOREIGN_SETTINGS:
+        os.environ.pop(name, None)
 
 # The property tests of the fast suite take no per-example deadline: on a busy two-core machine
 # one example can outlast hypothesis's default 200 ms, and a missed deadline there is a flaky
@@ -15,7 +32,7 @@ settings.load_profile("trafikey-fast")
 
 @pytest.fixture(scope="session")
 def lab():
-    with choose_server() as server:
+    with OwnedServer() as server:
         yield server
 
 

@@ -53,6 +53,8 @@ def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_passw
     # In a workshop, TRAFIKEY_VALKEY_URL names the shared server; the file is still read from a
     # server the lab starts for it alone (attaching to the shared one could not restart it).
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://127.0.0.1:1")
+    # the keys as printed: with the URL set they would carry the learner's namespace
+    monkeypatch.setenv("TRAFIKEY_NAMESPACE", "")
     shown = list(beyond.aof_claim(QUEUE).lines)
     deadline = shown[4]
     assert deadline.startswith("  ZADD {beyond}:active ") and deadline.endswith(" job-1")

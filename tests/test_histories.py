@@ -140,3 +140,16 @@ def test_a_lease_that_ran_out_unswept_still_extends_so_a_slow_restart_changes_no
     step = next(s for s in trace.steps if s.action == extension)
     assert step.reply == 1
     assert trace.exempt is (extension == "scripted_extend")
+
+
+def test_a_live_history_reads_only_its_own_queue_s_keys(lab, live, queue):
+    for other in range(100):  # the rest of a shared server, which a history must not read
+        lab.client.hset(f"{{someone-else}}:job:{other}", "state", "active")
+    lab.client.config_resetstat()
+    play("stalled", 2, live, queue)
+    sent = {name.removeprefix("cmdstat_").upper(): fields["calls"]
+            for name, fields in lab.client.info("commandstats").items()}
+    assert sent["SCAN"] == 1, "one SCAN MATCH the queue's prefix: clear"
+    assert sent["TYPE"] == 1, "the add script's own check of pending, and no other"
+    assert sent["HGETALL"] == len(HISTORIES["stalled"].steps)  # the row after each step
+    assert lab.client.hlen("{someone-else}:job:7") == 1

@@ -2,14 +2,17 @@
 
 import inspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import trafikey_lab
 from trafikey_lab import errors
 
 PUBLIC = {
-    "AttachedServer", "HISTORIES", "Executor", "InsecureServer", "LabError", "LabServer",
-    "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "PortTaken", "Queue",
+    "AttachedServer", "BadNamespace", "HISTORIES", "Executor", "InsecureServer", "LabError",
+    "LabServer", "LiveExecutor", "ModelExecutor", "ModuleNotBuilt", "OwnedServer", "PortTaken",
+    "Queue",
     "ReplyError",
     "RestartFailed", "RestartUnavailable", "ServerGone", "ServerNotFound", "ServerStartError",
     "ServerStopped", "Trace", "choose_server", "compare", "module_path", "play", "reading_line",
@@ -27,8 +30,11 @@ def test_every_exported_name_is_importable_from_the_package():
 
 
 def _exceptions():
-    return {name: cls for name, cls in inspect.getmembers(errors, inspect.isclass)
-            if issubclass(cls, Exception) and cls.__module__ == errors.__name__}
+    """The lab's errors: errors.py's own, and ServerGone, which lives beside the redis client
+    it extends (live/client.py) so that importing errors.py loads no redis."""
+    own = {name: cls for name, cls in inspect.getmembers(errors, inspect.isclass)
+           if issubclass(cls, Exception) and cls.__module__ == errors.__name__}
+    return {**own, "ServerGone": errors.ServerGone}
 
 
 def test_every_exception_of_errors_py_is_exported():
@@ -40,7 +46,7 @@ def test_every_exception_is_drawn_in_errors_py_s_tree_under_its_parent():
     drawn = {line.split()[0]: (len(line) - len(line.lstrip())) for line in lines}
     assert set(drawn) == set(_exceptions())
     for name, cls in _exceptions().items():
-        parents = [b.__name__ for b in cls.__bases__ if b.__module__ == errors.__name__]
+        parents = [b.__name__ for b in cls.__bases__ if b.__name__ in _exceptions()]
         if parents:
             assert drawn[name] == drawn[parents[0]] + 2, name
         else:
@@ -75,3 +81,29 @@ def test_every_module_the_readme_layout_names_exists():
     named = set(re.findall(r"\b([a-z_]+\.py)\b", _readme_layout()))
     present = {path.name for path in root.rglob("*.py") if ".venv" not in path.parts}
     assert sorted(named - present) == []
+
+
+def test_importing_the_pure_core_loads_no_client_no_server_kind_and_no_plotting():
+    # A fresh interpreter: this one has loaded everything already.
+    probe = (
+        "import sys\n"
+        "import trafikey_lab.epoch, trafikey_lab.sweep, trafikey_lab.model\n"
+        "import trafikey_lab.histories, trafikey_lab.schedule\n"
+        "heavy = ('redis', 'matplotlib', 'ipywidgets', 'trafikey_lab.live')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert loaded == "[]"
+
+
+def test_the_package_face_loads_a_name_only_when_it_is_asked_for():
+    probe = (
+        "import sys, trafikey_lab\n"
+        "before = 'trafikey_lab.live.owned' in sys.modules\n"
+        "trafikey_lab.OwnedServer\n"
+        "print(before, 'trafikey_lab.live.owned' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"]

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from trafikey_lab import LiveExecutor, Queue
+from trafikey_lab import LiveExecutor, Queue, scripts
 from trafikey_lab.scripts import scripted
 from trafikey_lab.scripts.scripted import MIXES, ScriptedPeer
 
@@ -123,3 +123,14 @@ def test_the_pipelined_sweep_takes_its_now_from_one_time_call(client):
     scripted.pipelined_sweep(edge, QUEUE, scripted.current_run_id(client), 1)
     (_, _, now), = [(key, low, high) for key, low, high in edge.ranges]
     assert now == seconds * 1000 + 999
+
+
+def test_the_executor_and_the_peer_send_one_text_for_a_script_the_shared_rules_first(client):
+    LiveExecutor(SimpleNamespace(client=client)).scripted_claim(QUEUE, 1000)
+    peer = ScriptedPeer(client)
+    assert peer.scripts["claim2"].script == scripts.source("claim2")
+    assert scripts.source("claim2").startswith(scripts.text("common"))
+    # one script on the server for both: the executor's claim2 is the peer's, byte for byte
+    assert client.script_exists(peer.scripts["claim2"].sha) == [True]
+    with pytest.raises(ValueError, match="no script named 'nope'"):
+        scripts.text("nope")

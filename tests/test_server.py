@@ -222,3 +222,11 @@ def test_labserver_is_the_interface_both_kinds_implement_and_choose_server_picks
         assert not inspect.isabstract(kind), kind
     assert isinstance(choose_server(url="redis://127.0.0.1:1"), AttachedServer)
     assert isinstance(choose_server(url=""), OwnedServer)
+
+
+def test_each_kind_of_server_declares_what_the_lab_can_do_with_it(lab):
+    attached = AttachedServer(lab.connection_url)
+    assert (lab.started_by_lab, lab.can_restart, lab.can_take_replica) == (True, True, True)
+    assert (attached.started_by_lab, attached.can_restart, attached.can_take_replica) == (
+        False, False, False)
+    assert (lab.external, attached.external) == (False, True), "external: not started by the lab"

@@ -107,3 +107,21 @@ def test_the_run_id_is_a_near_miss_of_a_longer_or_shorter_current_run_id(decider
     assert DECIDERS[decider](NOW + b"0", 3, seen) == Verdict("exempt")
     assert DECIDERS[decider](NOW[:-1], 3, seen) == Verdict("exempt")
     assert DECIDERS[decider](ZERO, 3, seen) == Verdict("exempt")
+
+
+# -- the domain's words ------------------------------------------------------------------------
+
+
+def test_every_verdict_the_c_gives_is_a_kind_and_every_kind_is_one_the_c_gives():
+    assert set(native.VERDICTS.values()) == set(sweep.Kind)
+
+
+def test_a_word_is_its_string_printed_compared_and_shown_as_before():
+    assert sweep.Kind.DEAD == "dead" and f"{sweep.Outcome.UNTOUCHED}" == "untouched"
+    assert repr(Verdict(sweep.Kind.EXEMPT)) == "Verdict(kind='exempt', stalled=None)"
+    assert sweep.Reading("not read") is sweep.Reading.NOT_READ
+
+
+def test_the_model_s_decisions_are_kinds_not_bare_strings():
+    verdict, _ = decide(NOW, 2, {sweep.Need.TYPE: "hash"}.get)
+    assert type(verdict.kind) is sweep.Kind

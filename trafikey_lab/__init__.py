@@ -1,30 +1,71 @@
-"""trafikey lab: the lease epoch of trafikey, as a model, a native Valkey module and a course."""
+"""trafikey lab: the lease epoch of trafikey, as a model, a native Valkey module and a course.
 
-from trafikey_lab.errors import (
-    InsecureServer,
-    LabError,
-    ModuleNotBuilt,
-    PortTaken,
-    ReplyError,
-    RestartFailed,
-    RestartUnavailable,
-    ServerGone,
-    ServerNotFound,
-    ServerStartError,
-    ServerStopped,
-)
-from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
-from trafikey_lab.histories import HISTORIES, Trace, compare, play, reading_line
-from trafikey_lab.live.attached import AttachedServer
-from trafikey_lab.live.choose import choose_server
-from trafikey_lab.live.owned import OwnedServer
-from trafikey_lab.live.server import LabServer
-from trafikey_lab.module.build import module_path
+The names below are the package's face. Each is loaded from its module the first time it is
+asked for (PEP 562), so that importing the pure core (trafikey_lab.epoch, sweep, model,
+histories, schedule) loads neither redis nor a server kind nor a plotting library.
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names, eagerly, for the type checker only
+    from trafikey_lab.errors import (
+        BadNamespace,
+        InsecureServer,
+        LabError,
+        ModuleNotBuilt,
+        PortTaken,
+        ReplyError,
+        RestartFailed,
+        RestartUnavailable,
+        ServerNotFound,
+        ServerStartError,
+        ServerStopped,
+    )
+    from trafikey_lab.executors import Executor, ModelExecutor, Queue
+    from trafikey_lab.histories import HISTORIES, Trace, compare, play, reading_line
+    from trafikey_lab.live.attached import AttachedServer
+    from trafikey_lab.live.choose import choose_server
+    from trafikey_lab.live.client import ServerGone
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.owned import OwnedServer
+    from trafikey_lab.live.server import LabServer
+    from trafikey_lab.module.build import module_path
+
+_HOMES = {
+    "BadNamespace": "trafikey_lab.errors",
+    "InsecureServer": "trafikey_lab.errors",
+    "LabError": "trafikey_lab.errors",
+    "ModuleNotBuilt": "trafikey_lab.errors",
+    "PortTaken": "trafikey_lab.errors",
+    "ReplyError": "trafikey_lab.errors",
+    "RestartFailed": "trafikey_lab.errors",
+    "RestartUnavailable": "trafikey_lab.errors",
+    "ServerGone": "trafikey_lab.live.client",
+    "ServerNotFound": "trafikey_lab.errors",
+    "ServerStartError": "trafikey_lab.errors",
+    "ServerStopped": "trafikey_lab.errors",
+    "Executor": "trafikey_lab.executors",
+    "ModelExecutor": "trafikey_lab.executors",
+    "Queue": "trafikey_lab.executors",
+    "LiveExecutor": "trafikey_lab.live.executor",
+    "HISTORIES": "trafikey_lab.histories",
+    "Trace": "trafikey_lab.histories",
+    "compare": "trafikey_lab.histories",
+    "play": "trafikey_lab.histories",
+    "reading_line": "trafikey_lab.histories",
+    "AttachedServer": "trafikey_lab.live.attached",
+    "choose_server": "trafikey_lab.live.choose",
+    "OwnedServer": "trafikey_lab.live.owned",
+    "LabServer": "trafikey_lab.live.server",
+    "module_path": "trafikey_lab.module.build",
+}
 
 __all__ = [
-    "HISTORIES",
+    "BadNamespace",
     "AttachedServer",
     "Executor",
+    "HISTORIES",
     "InsecureServer",
     "LabError",
     "LabServer",
@@ -42,9 +83,21 @@ __all__ = [
     "ServerStartError",
     "ServerStopped",
     "Trace",
+    "choose_server",
     "compare",
     "module_path",
     "play",
     "reading_line",
-    "choose_server",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name]), name)
+    globals()[name] = value  # asked once: later lookups find it without coming here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -36,6 +36,11 @@ def ip_address(text: str) -> str:
             f"interface") from None
 
 
+SHARED = ("  (each learner's notebooks put their OS user's name, or TRAFIKEY_NAMESPACE, in every "
+          "queue name, {alice:jobs}: their keys stay apart, though nothing locks them)")
+"""Why a room can share the server (executors.namespace), and what that does not do."""
+
+
 def connect_lines(lab: OwnedServer) -> list[str]:
     """How to reach the workshop server, secret included: the one place the lab prints it."""
     everywhere = ipaddress.ip_address(lab.bind).is_unspecified
@@ -48,6 +53,7 @@ def connect_lines(lab: OwnedServer) -> list[str]:
             f"connect: redis-cli -h {host} -p {lab.port}, or "
             f"redis.Redis(host={host!r}, port={lab.port}) in Python,",
             f"  or TRAFIKEY_VALKEY_URL={url} for the notebooks",
+            SHARED,
         ]
     return lines + [
         f"password: {lab.password}",
@@ -55,6 +61,7 @@ def connect_lines(lab: OwnedServer) -> list[str]:
         f"connect: REDISCLI_AUTH={lab.password} redis-cli -h {host} -p {lab.port}",
         f"  or redis.Redis(host={host!r}, port={lab.port}, password=...) in Python,",
         f"  or TRAFIKEY_VALKEY_URL={url} for the notebooks",
+        SHARED,
     ]
 
 

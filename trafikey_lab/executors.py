@@ -1,32 +1,86 @@
 """One interface, two executors: the model in memory and the module on a live server.
 
 Both speak in commands (`call`) and scripts (`run_script`); the verbs on `Executor` build the
-same argument lists for either, so a sequence of calls means the same thing on both.
+same argument lists for either, so a sequence of calls means the same thing on both. The reads
+the verbs need (a job's row, its deadline, the queue's keys) are plain commands too, sent to
+the keys they touch, which both executors answer.
+
+The live executor is in live/executor.py, so that importing this module (as the histories and
+the schedule do) loads no redis client; `LiveExecutor`, `error_text` and `server_now_ms` are
+still found here, loaded on first use.
 """
 
-import time
+import getpass
+import os
+import re
 from dataclasses import dataclass
-from importlib import resources
-
-import redis
 
 from trafikey_lab import epoch
-from trafikey_lab.errors import ReplyError
-from trafikey_lab.live.server import client_of
+from trafikey_lab.errors import BadNamespace, ReplyError
 from trafikey_lab.model import ModelServer
-from trafikey_lab.text import plain
+from trafikey_lab.scripts import source as script_source  # noqa: F401  course/why_natively.py's name
 
 SCRIPTS = ("add", "claim2", "extend2")
+
+NAMESPACE_ENV = "TRAFIKEY_NAMESPACE"
+URL_ENV = "TRAFIKEY_VALKEY_URL"
+"""The URL of a server to attach to (live/choose.py reads it too); here so that reading it
+loads no server kind."""
+
+
+def namespace() -> str:
+    """The learner's part of every queue name, read when a key is built.
+
+    TRAFIKEY_NAMESPACE when it is set (empty: none); otherwise, when the lab attaches to a
+    server at TRAFIKEY_VALKEY_URL, the OS user's name, so that learners who share one server
+    each use keys of their own; otherwise none, and the names are the course's as printed.
+    """
+    chosen = os.environ.get(NAMESPACE_ENV)
+    if chosen is None:
+        chosen = _user() if os.environ.get(URL_ENV) else ""
+    if re.search(r"[{}\s]", chosen):
+        raise BadNamespace(
+            f"the namespace {chosen!r} holds a brace or a space, which would break the hash "
+            f"tag that keeps a queue's keys in one slot: set {NAMESPACE_ENV} to a name of "
+            "letters, digits, '-', '_' or '.'"
+        )
+    return chosen
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no USER, LOGNAME... and no passwd entry (some containers)
+        raise BadNamespace(
+            f"{URL_ENV} names a shared server, and the lab keeps each learner's keys apart "
+            f"under their OS user's name, but this process has none: set {NAMESPACE_ENV} to "
+            "a name of your own (letters, digits, '-', '_' or '.')"
+        ) from None
 
 
 @dataclass(frozen=True)
 class Queue:
-    """A queue's keys, from a hash-tagged base such as `{jobs}` so they share one slot."""
+    """A queue's keys, from a hash-tagged base such as `{jobs}` so they share one slot.
+
+    Every key carries the learner's namespace (`namespace()`) inside the hash tag:
+    `{alice:jobs}:active`. It is read each time a key is built, not when the Queue is made,
+    since the course builds its queues when its modules are imported, before a notebook's
+    setup has said which server it uses. With no namespace the keys are `{jobs}:active`."""
 
     base: str = "{jobs}"
 
+    @property
+    def name(self) -> str:
+        """The base with the namespace in its hash tag (the base itself when there is none)."""
+        space = namespace()
+        if not space:
+            return self.base
+        if self.base.startswith("{") and "}" in self.base:
+            return "{" + space + ":" + self.base[1:]
+        return f"{space}:{self.base}"
+
     def key(self, suffix: str) -> bytes:
-        return f"{self.base}:{suffix}".encode()
+        return f"{self.name}:{suffix}".encode()
 
     @property
     def pending(self) -> bytes:
@@ -58,10 +112,10 @@ def _b(value) -> bytes:
     return str(value).encode()
 
 
-def script_source(name: str) -> str:
-    """A script's text: the shared rules in common.lua, then the script's own body."""
-    folder = resources.files("trafikey_lab.scripts")
-    return folder.joinpath("common.lua").read_text() + folder.joinpath(f"{name}.lua").read_text()
+def glob_escaped(prefix: bytes) -> bytes:
+    """The prefix as a SCAN MATCH pattern that matches it literally: `*?[]\\` escaped (braces,
+    which hash tags use, are not glob characters)."""
+    return re.sub(rb"([*?\[\]\\])", rb"\\\1", prefix)
 
 
 class Executor:
@@ -72,6 +126,7 @@ class Executor:
     # -- primitives each executor provides ---------------------------------------------------
 
     def call(self, *args):
+        """One command; its reply in the form redis-py's client gives it."""
         raise NotImplementedError
 
     def run_script(self, name: str, keys: list[bytes], args: list[bytes]):
@@ -88,10 +143,14 @@ class Executor:
         raise NotImplementedError
 
     def wait_until(self, ms: int) -> None:
-        """Returns once the executor's clock reads later than `ms`."""
+        """Returns once the executor's clock reads later than `ms`: the model's clock is moved
+        there, a live executor sleeps."""
         raise NotImplementedError
 
     def dataset(self) -> dict:
+        """The whole keyspace, key by key: {key: (type, value)}. On a live server it reads
+        every key there is (SCAN, then TYPE and a read per key), so it is for comparing whole
+        datasets (the differential suites, a checker's before and after), never for a step."""
         raise NotImplementedError
 
     # -- the verbs ---------------------------------------------------------------------------
@@ -128,12 +187,16 @@ class Executor:
             "extend2", [queue.active, queue.row_key(job)], [_b(job), _b(attempt), _b(lease_ms)]
         )
 
-    def row(self, queue: Queue, job) -> dict[bytes, bytes]:
-        return self.dataset_row(queue.row_key(job))
+    # -- the reads: each goes to the keys it is about ----------------------------------------
 
-    def dataset_row(self, key: bytes) -> dict[bytes, bytes]:
-        kind, value = self.dataset().get(key, ("none", {}))
-        return value if kind == "hash" else {}
+    def row(self, queue: Queue, job) -> dict[bytes, bytes]:
+        """The job's row (one HGETALL); {} when there is none or the key is not a hash."""
+        try:
+            return self.call("HGETALL", queue.row_key(job))
+        except ReplyError as refusal:
+            if refusal.code == "WRONGTYPE":
+                return {}
+            raise
 
     def stamped_by(self, queue: Queue, job, run_id: bytes | str) -> bool:
         """Whether the job's lease carries the stamp of the process with this run_id: its row's
@@ -142,15 +205,27 @@ class Executor:
         return not epoch.exempt(self.row(queue, job).get(b"lease_epoch"), _b(run_id))
 
     def deadline(self, queue: Queue, job) -> int | None:
-        _, members = self.dataset().get(queue.active, ("zset", []))
-        return next((int(score) for member, score in members if member == _b(job)), None)
+        """The job's deadline in active (one ZSCORE), None when it holds no lease there."""
+        try:
+            score = self.call("ZSCORE", queue.active, _b(job))
+        except ReplyError as refusal:
+            if refusal.code == "WRONGTYPE":
+                return None
+            raise
+        return None if score is None else int(score)
 
     def clear(self, queue: Queue) -> None:
-        """Deletes the queue's sorted sets and every key under its prefix (the rows)."""
-        data = self.dataset()
-        keys = set(queue.keys) | {k for k in data if k.startswith(queue.prefix)}
-        if keys:
-            self.call("DEL", *sorted(keys))
+        """Deletes the queue's sorted sets and every key under its prefix (the rows), found by
+        SCAN MATCH on the prefix alone, so that other queues' keys are not even read."""
+        keys = set(queue.keys)
+        pattern = glob_escaped(queue.prefix) + b"*"
+        cursor = 0
+        while True:
+            cursor, found = self.call("SCAN", cursor, "MATCH", pattern, "COUNT", 1000)
+            keys.update(found)
+            if int(cursor) == 0:
+                break
+        self.call("DEL", *sorted(keys))
 
 
 class ModelExecutor(Executor):
@@ -192,86 +267,13 @@ class ModelExecutor(Executor):
         return self.server.dump()
 
 
-def server_now_ms(client) -> int:
-    """The server's clock in ms, from one TIME call: its seconds and microseconds belong
-    together, and two calls may straddle a second."""
-    seconds, micros = client.time()
-    return int(seconds) * 1000 + int(micros) // 1000
+_LIVE_NAMES = ("LiveExecutor", "error_text", "server_now_ms")
 
 
-def error_text(exc: redis.ResponseError) -> str:
-    """The server's whole error line. redis-py strips the ERR code and maps some codes to
-    classes; this puts the code back so both executors' refusals read the same."""
-    codes = {
-        redis.exceptions.NoPermissionError: "NOPERM",
-        redis.exceptions.ReadOnlyError: "READONLY",
-        redis.exceptions.NoScriptError: "NOSCRIPT",
-        redis.exceptions.ExecAbortError: "EXECABORT",
-        redis.exceptions.BusyLoadingError: "LOADING",
-    }
-    message = str(exc)
-    for cls, code in codes.items():
-        if isinstance(exc, cls):
-            return f"{code} {message}"
-    first = message.split(" ", 1)[0]
-    if first.isupper() and first.isalpha() and first != "EMQ":
-        return message
-    return f"ERR {message}"
+def __getattr__(name: str):
+    # PEP 562: the live executor's names, loaded (with redis) only when asked for.
+    if name in _LIVE_NAMES:
+        from trafikey_lab.live import executor
 
-
-class LiveExecutor(Executor):
-    """The module on a real server: a LabServer, or any redis-py client of a module-loaded one."""
-
-    name = "live"
-
-    def __init__(self, server):
-        self.server = server
-        self._scripts = {}
-
-    @property
-    def client(self) -> redis.Redis:
-        return client_of(self.server)
-
-    def call(self, *args):
-        try:
-            return self.client.execute_command(*args)
-        except redis.ResponseError as exc:
-            raise ReplyError(error_text(exc)) from None
-
-    def run_script(self, name, keys, args):
-        if name not in SCRIPTS:
-            raise ValueError(f"no script named {name!r}")
-        if name not in self._scripts:
-            self._scripts[name] = self.client.register_script(script_source(name))
-        try:
-            return self._scripts[name](keys=list(keys), args=list(args), client=self.client)
-        except redis.ResponseError as exc:
-            raise ReplyError(error_text(exc)) from None
-
-    def restart(self) -> str:
-        return self.server.restart()
-
-    @property
-    def run_id(self) -> str:
-        return self.client.info("server")["run_id"]
-
-    def now_ms(self) -> int:
-        return server_now_ms(self.client)
-
-    def wait_until(self, ms: int) -> None:
-        while (now := self.now_ms()) <= ms:
-            time.sleep(min((ms - now + 1) / 1000, 0.5))
-
-    def dataset(self) -> dict:
-        out: dict[bytes, tuple[str, object]] = {}
-        for key in sorted(self.client.scan_iter(count=1000)):
-            kind = plain(self.client.type(key))
-            if kind == "hash":
-                out[key] = ("hash", self.client.hgetall(key))
-            elif kind == "zset":
-                out[key] = ("zset", self.client.zrange(key, 0, -1, withscores=True))
-            elif kind == "string":
-                out[key] = ("string", self.client.get(key))
-            else:
-                out[key] = (kind, None)
-        return out
+        return getattr(executor, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

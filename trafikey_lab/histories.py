@@ -12,10 +12,27 @@ from dataclasses import dataclass
 
 from trafikey_lab import epoch
 from trafikey_lab.executors import Executor, Queue
+from trafikey_lab.sweep import Outcome, Reading, Word
 from trafikey_lab.text import short
 
-CLAIMS = ("claim", "scripted_claim")
-EXTENSIONS = ("extend", "scripted_extend")
+
+class Action(Word):
+    """A step of a history or a schedule: the C's and the model's names for the calls."""
+
+    ADD = "add"
+    STALLED = "stalled"
+    """(schedules only) the row's stalled count set by hand before the claim"""
+    CLAIM = "claim"
+    SCRIPTED_CLAIM = "scripted_claim"
+    EXTEND = "extend"
+    SCRIPTED_EXTEND = "scripted_extend"
+    RESTART = "restart"
+    EXPIRE = "expire"
+    SWEEP = "sweep"
+
+
+CLAIMS = (Action.CLAIM, Action.SCRIPTED_CLAIM)
+EXTENSIONS = (Action.EXTEND, Action.SCRIPTED_EXTEND)
 GRANTS = CLAIMS + EXTENSIONS
 """The steps that grant or extend a lease; the scripted_ ones write no stamp."""
 JOB = b"job-1"
@@ -37,28 +54,30 @@ HISTORIES = {
         History(
             "stalled",
             "the worker stalled",
-            ("add", "claim", "expire", "sweep"),
+            (Action.ADD, Action.CLAIM, Action.EXPIRE, Action.SWEEP),
             "the lease was stamped by the process that sweeps it: the server stayed up and the "
             "worker went away",
         ),
         History(
             "restarted",
             "the server restarted",
-            ("add", "claim", "restart", "expire", "sweep"),
+            (Action.ADD, Action.CLAIM, Action.RESTART, Action.EXPIRE, Action.SWEEP),
             "the lease was stamped by the process before the restart: as far as the stamp can "
             "tell, the server stopped, not the worker",
         ),
         History(
             "extended",
             "extended after the restart",
-            ("add", "claim", "restart", "extend", "expire", "sweep"),
+            (Action.ADD, Action.CLAIM, Action.RESTART, Action.EXTEND, Action.EXPIRE,
+             Action.SWEEP),
             "the worker extended its lease with EMQ.EXTEND after the restart, so the stamp names "
             "the process that sweeps it: the worker went away under a live server",
         ),
         History(
             "upgrade",
             "claimed before the upgrade",
-            ("add", "scripted_claim", "restart", "expire", "sweep"),
+            (Action.ADD, Action.SCRIPTED_CLAIM, Action.RESTART, Action.EXPIRE,
+             Action.SWEEP),
             "the lease was granted by a script on a row no native verb had stamped, so the row "
             "has no stamp; a missing stamp is another process's by the same rule, so the "
             "upgrade restart costs the job nothing",
@@ -90,7 +109,7 @@ class Trace:
     """The lab's reading, not the module's report: `epoch.exempt` (the comparison
     trafikey_exempt makes) applied to lease_epoch and sweep_run_id as the server returned them.
     The module replies only with ids; its own evidence is that reply and the row's stalled."""
-    outcome: str
+    outcome: Outcome
     """recovered or dead, from the sweep's reply ("untouched" when the reply lists the job in
     neither list)."""
     due: bool = True
@@ -98,12 +117,12 @@ class Trace:
     schedule may sweep before the deadline)."""
 
     @property
-    def reading(self) -> str:
+    def reading(self) -> Reading:
         """How the sweep reads the stamp: exempt or counted (sweep.py names the words); "not
         read" when the lease was not due, since the sweep reads only expired leases."""
         if not self.due:
-            return "not read"
-        return "exempt" if self.exempt else "counted"
+            return Reading.NOT_READ
+        return Reading.EXEMPT if self.exempt else Reading.COUNTED
 
     @property
     def run_ids(self) -> tuple[str, ...]:
@@ -144,11 +163,12 @@ def play(history: History | str, max_stalled: int, executor: Executor,
     for index, action in enumerate(history.steps):
         if progress is not None:
             progress(index, len(history.steps), action)
-        call, reply = _perform(action, executor, queue, max_stalled, lease_ms)
+        reply = perform(action, executor, queue, lease_ms=lease_ms, max_stalled=max_stalled)
         row = executor.row(queue, JOB)
-        if action == "expire":
+        if action == Action.EXPIRE:
             stamp = row.get(b"lease_epoch")
-        steps.append(Step(action, call, reply, row, executor.run_id, executor.now_ms()))
+        steps.append(Step(action, _call_text(action, reply, lease_ms, max_stalled), reply.value,
+                          row, executor.run_id, executor.now_ms()))
     sweep_run_id = steps[-1].run_id
     return Trace(
         history=history,
@@ -162,41 +182,69 @@ def play(history: History | str, max_stalled: int, executor: Executor,
     )
 
 
-def outcome_of(reply: object) -> str:
+def outcome_of(reply: object) -> Outcome:
     """The job's outcome from a sweep's reply: dead or recovered by the list that names it,
     untouched when neither does (or the reply is not a sweep's)."""
     if not (isinstance(reply, list) and len(reply) == 2):
-        return "untouched"
+        return Outcome.UNTOUCHED
     recovered, dead = reply
-    return "dead" if JOB in dead else "recovered" if JOB in recovered else "untouched"
+    return (Outcome.DEAD if JOB in dead else Outcome.RECOVERED if JOB in recovered
+            else Outcome.UNTOUCHED)
 
 
-def _perform(action, executor, queue, max_stalled, lease_ms):
-    if action == "add":
-        return f"add {JOB.decode()}", executor.add(queue, JOB, b"hello")
-    if action == "claim":
-        return f"EMQ.CLAIM lease {lease_ms} ms", executor.claim(queue, lease_ms)
-    if action == "scripted_claim":
-        return f"claim2 script, lease {lease_ms} ms", executor.scripted_claim(queue, lease_ms)
-    if action in ("extend", "scripted_extend"):
-        # The worker extends with the attempt its latest claim gave it (the fencing token), so
-        # an extension in a history with a second claim extends that claim's lease.
+@dataclass(frozen=True)
+class Performed:
+    """What one step did: the server's reply, and what the call named (the attempt an
+    extension gave, the deadline an expiry waited past)."""
+
+    value: object
+    attempt: int | None = None
+    deadline: int | None = None
+
+
+def perform(action: str, executor: Executor, queue: Queue, *, lease_ms: int,
+            max_stalled: int) -> Performed:
+    """Runs one step on the job on any executor: the one interpreter of steps, which the
+    histories and the schedules (schedule.play) both use. A grant is for lease_ms; an
+    extension names the attempt the job's latest claim gave it (the fencing token), so that
+    in a history with a second claim it extends that claim's lease; `expire` waits on the
+    executor's own clock until the lease's deadline has passed."""
+    if action == Action.ADD:
+        return Performed(executor.add(queue, JOB, b"hello"))
+    if action == Action.CLAIM:
+        return Performed(executor.claim(queue, lease_ms))
+    if action == Action.SCRIPTED_CLAIM:
+        return Performed(executor.scripted_claim(queue, lease_ms))
+    if action in EXTENSIONS:
         attempt = _attempt(executor.row(queue, JOB))
-        if action == "extend":
-            return (f"EMQ.EXTEND attempt {attempt}, lease {lease_ms} ms",
-                    executor.extend(queue, JOB, attempt, lease_ms))
-        return (f"extend2 script attempt {attempt}, lease {lease_ms} ms",
-                executor.scripted_extend(queue, JOB, attempt, lease_ms))
-    if action == "restart":
-        return "restart", executor.restart()
-    if action == "expire":
+        verb = executor.extend if action == Action.EXTEND else executor.scripted_extend
+        return Performed(verb(queue, JOB, attempt, lease_ms), attempt=attempt)
+    if action == Action.RESTART:
+        return Performed(executor.restart())
+    if action == Action.EXPIRE:
         deadline = executor.deadline(queue, JOB)
+        if deadline is None:
+            raise ValueError("expire: the job holds no lease in active, so there is no "
+                             "deadline to wait past; put a claim before it")
         executor.wait_until(deadline)
-        return f"wait past the deadline {deadline}", None
-    if action == "sweep":
-        return (f"EMQ.STALLED.CHECK max_stalled {max_stalled}",
-                executor.sweep(queue, max_stalled))
-    raise ValueError(f"unknown step {action!r}")
+        return Performed(None, deadline=deadline)
+    if action == Action.SWEEP:
+        return Performed(executor.sweep(queue, max_stalled))
+    raise ValueError(f"unknown step {action!r}: use one of {', '.join(Action)}")
+
+
+def _call_text(action: str, done: Performed, lease_ms: int, max_stalled: int) -> str:
+    """How a history names a step's call."""
+    return {
+        Action.ADD: f"add {JOB.decode()}",
+        Action.CLAIM: f"EMQ.CLAIM lease {lease_ms} ms",
+        Action.SCRIPTED_CLAIM: f"claim2 script, lease {lease_ms} ms",
+        Action.EXTEND: f"EMQ.EXTEND attempt {done.attempt}, lease {lease_ms} ms",
+        Action.SCRIPTED_EXTEND: f"extend2 script attempt {done.attempt}, lease {lease_ms} ms",
+        Action.RESTART: "restart",
+        Action.EXPIRE: f"wait past the deadline {done.deadline}",
+        Action.SWEEP: f"EMQ.STALLED.CHECK max_stalled {max_stalled}",
+    }[Action(action)]
 
 
 def _attempt(row: dict) -> int:

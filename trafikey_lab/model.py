@@ -12,6 +12,7 @@ its verbs. The steps have the C's names: plan_claim, claim_command, lease_is_liv
 deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 """
 
+import re
 from dataclasses import dataclass, field
 
 from trafikey_lab import epoch, sweep
@@ -175,13 +176,92 @@ class Store:
             self.zrem(args[0], member)
         return removed
 
+    # The plain reads the executors make (a row, a deadline, the queue's keys), replied in
+    # the form redis-py's client gives them, so that a caller reads either executor alike.
+
+    def hash_at(self, key: bytes) -> dict[bytes, bytes]:
+        self.check_hash(key)
+        row = self.data.get(key)
+        return row if isinstance(row, dict) else {}
+
+    def hgetall_command(self, verb, args):
+        if len(args) != 1:
+            raise ReplyError(arity_error(verb))
+        return dict(self.hash_at(args[0]))
+
+    def hget_command(self, verb, args):
+        if len(args) != 2:
+            raise ReplyError(arity_error(verb))
+        return self.hash_at(args[0]).get(args[1])
+
+    def zscore_command(self, verb, args):
+        if len(args) != 2:
+            raise ReplyError(arity_error(verb))
+        self.check_zsets(args[0])
+        zset = self.data.get(args[0])
+        return zset.scores.get(args[1]) if isinstance(zset, ZSet) else None
+
+    def type_command(self, verb, args):
+        if len(args) != 1:
+            raise ReplyError(arity_error(verb))
+        return self.type(args[0]).encode()
+
+    def exists_command(self, verb, args):
+        if not args:
+            raise ReplyError(arity_error(verb))
+        return sum(key in self.data for key in args)
+
+    def scan_command(self, verb, args):
+        """SCAN <cursor> [MATCH <pattern>] [COUNT <n>]: every match in one reply, cursor 0."""
+        if not args or len(args) % 2 == 0:
+            raise ReplyError(arity_error(verb))
+        options = {name.upper(): value for name, value in zip(args[1::2], args[2::2])}
+        if set(options) - {b"MATCH", b"COUNT"}:
+            raise ReplyError("ERR syntax error")
+        pattern = glob_pattern(options.get(b"MATCH", b"*"))
+        return 0, sorted(key for key in self.data if pattern.fullmatch(key))
+
     COMMANDS = {
         "HSET": hset_command,
         "ZADD": zadd_command,
         "SET": set_command,
         "DEL": del_command,
         "ZREM": zrem_command,
+        "HGETALL": hgetall_command,
+        "HGET": hget_command,
+        "ZSCORE": zscore_command,
+        "TYPE": type_command,
+        "EXISTS": exists_command,
+        "SCAN": scan_command,
     }
+
+
+def glob_pattern(glob: bytes) -> "re.Pattern[bytes]":
+    """A SCAN MATCH pattern as Valkey's stringmatch reads it: `*` any run, `?` one byte,
+    `[...]` a class (`^` negates, `a-z` a range), `\\` makes the next byte literal."""
+    out, i = [], 0
+    while i < len(glob):
+        byte = glob[i:i + 1]
+        if byte == b"\\" and i + 1 < len(glob):
+            out.append(re.escape(glob[i + 1:i + 2]))
+            i += 2
+            continue
+        if byte == b"*":
+            out.append(b".*")
+        elif byte == b"?":
+            out.append(b".")
+        elif byte == b"[" and glob.find(b"]", i + 2) > 0:
+            end = glob.find(b"]", i + 2)
+            body = glob[i + 1:end]
+            negate = body[:1] == b"^"
+            body = body[1:] if negate else body
+            escaped = re.sub(rb"([\\\]\[^])", rb"\\\1", body)
+            out.append(b"[" + (b"^" if negate else b"") + escaped + b"]")
+            i = end
+        else:
+            out.append(re.escape(byte))
+        i += 1
+    return re.compile(b"".join(out), re.DOTALL)
 
 
 # -- the rules: arguments, counters, deadlines, and the sweep's per-member steps ----------------
@@ -237,7 +317,7 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
     takes out of active, one ZADD for each set that receives members, then each row's HSET in
     sweep order: its sweep_writes), which leaves the same dataset, since the members are
     distinct."""
-    if verdict.kind == "ghost":
+    if verdict.kind == sweep.Kind.GHOST:
         return [(b"ZREM", active, member)]
     if verdict.kind in sweep.RECOVERING:
         fields: tuple[bytes, ...] = (b"state", b"pending")
@@ -245,7 +325,7 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
             fields += (b"stalled", b"%d" % verdict.stalled)
         return [(b"ZREM", active, member), (b"ZADD", pending, b"0", member),
                 (b"HSET", row, *fields)]
-    if verdict.kind == "dead":
+    if verdict.kind == sweep.Kind.DEAD:
         return [(b"ZREM", active, member), (b"ZADD", dead, b"%d" % now, member),
                 (b"HSET", row, b"state", b"dead", b"stalled", b"%d" % verdict.stalled)]
     return []
@@ -255,7 +335,7 @@ def reply_sweep(plan: list[SweptMember]) -> list[list[bytes]]:
     """[recovered_ids, dead_ids], each in sweep order; exempt ids are recovered."""
     return [
         [m.id for m in plan if m.verdict.kind in sweep.RECOVERING],
-        [m.id for m in plan if m.verdict.kind == "dead"],
+        [m.id for m in plan if m.verdict.kind == sweep.Kind.DEAD],
     ]
 
 
@@ -416,7 +496,8 @@ class ModelServer:
         plan = self.plan_sweep(active, pending, dead, prefix, max_stalled, limit)
         for member in plan:
             if member.verdict.refusal:
-                raise ReplyError(WRONGTYPE if member.verdict.kind == "wrongtype" else NOT_INTEGER)
+                wrongtype = member.verdict.kind == sweep.Kind.WRONGTYPE
+                raise ReplyError(WRONGTYPE if wrongtype else NOT_INTEGER)
         for member in plan:
             for write in member.writes:
                 self.execute(*write)

@@ -20,21 +20,25 @@ Two rules of time the schedule needs and the verbs do not say:
   is at 0, before all of them.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
-from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.executors import Executor, Queue
 from trafikey_lab.histories import (
     CLAIMS,
     EXTENSIONS,
     GRANTS,
     JOB,
+    Action,
     History,
+    Performed,
     Step,
     Trace,
     outcome_of,
+    perform,
 )
-from trafikey_lab.sweep import count_stall
+from trafikey_lab.sweep import Outcome, Reading, count_stall
 
 WORKERS = {"stops": "stops", "extend": "EMQ.EXTEND", "scripted_extend": "extend2"}
 """What the worker does at `worker_at_ms`: stop (it never extends), or extend its lease to
@@ -129,12 +133,12 @@ class Decision:
     only) or "not live" (it replied 0: the sweep had taken the job out of active)."""
     due: bool
     """Whether the sweep finds the lease expired: deadline <= now."""
-    reading: str
+    reading: Reading
     """exempt or counted; "not read" when the lease was not due (the sweep reads no stamp)."""
-    outcome: str
+    outcome: Outcome
     """recovered, dead, or untouched (not due: the job stays in active)."""
     stalled_after: int
-    without_epoch: str
+    without_epoch: Outcome
     """The outcome had the sweep counted every expired lease, as a sweep without the epoch
     must."""
 
@@ -163,16 +167,16 @@ def decide(schedule: Schedule) -> Decision:
                      else "stamped" if worker.action == "extend" else "moved")
     counted = count_stall(_stalled(schedule), schedule.max_stalled)
     if not due:
-        return Decision(order, deadline, stamp, sweep, extension, False, "not read", "untouched",
-                        schedule.stalled_before, "untouched")
+        return Decision(order, deadline, stamp, sweep, extension, False, Reading.NOT_READ,
+                        Outcome.UNTOUCHED, schedule.stalled_before, Outcome.UNTOUCHED)
     exempt = epoch.exempt(None if stamp is None else _run_id(stamp), _run_id(sweep.process))
     if exempt:
-        reading, outcome, stalled = "exempt", "recovered", schedule.stalled_before
+        reading, outcome, stalled = Reading.EXEMPT, Outcome.RECOVERED, schedule.stalled_before
     else:
         assert counted.stalled is not None  # stalled_before is a whole number: a counter
-        reading, outcome, stalled = "counted", counted.kind, counted.stalled
+        reading, outcome, stalled = Reading.COUNTED, Outcome(counted.kind), counted.stalled
     return Decision(order, deadline, stamp, sweep, extension, True, reading, outcome, stalled,
-                    counted.kind)
+                    Outcome(counted.kind))
 
 
 def _stalled(schedule: Schedule) -> bytes | None:
@@ -267,8 +271,10 @@ class Clock:
         return schedule.lease_ms
 
     def wait(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
-        assert isinstance(executor, ModelExecutor)
-        executor.advance(self.origin + moment.at_ms - executor.now_ms())
+        """Until the moment's time from the claim, on the executor's own clock: the model's is
+        moved there at once; a live one is waited for, at the schedule's own times (which a
+        real restart may outlast: `play_live`'s plan keeps the order instead)."""
+        executor.wait_until(self.origin + moment.at_ms - 1)
 
     def granted(self, executor: Executor, moment: Moment, deadline_ms: int | None) -> None:
         """Called after each call, with the lease's deadline then."""
@@ -291,45 +297,48 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
         steps.append(Step(action, call, reply, executor.row(queue, JOB), executor.run_id,
                           executor.now_ms()))
 
-    record("add", f"add {JOB.decode()}", executor.add(queue, JOB, b"hello"))
+    def step(action: str, call: str | Callable[[Performed], str], lease_ms: int = 0) -> Step:
+        """One step by the histories' interpreter; `call` names it, from what it did if the
+        name depends on that (an extension's attempt)."""
+        done = perform(action, executor, queue, lease_ms=lease_ms,
+                       max_stalled=schedule.max_stalled)
+        steps.append(Step(action, call(done) if callable(call) else call, done.value,
+                          executor.row(queue, JOB), executor.run_id, executor.now_ms()))
+        return steps[-1]
+
+    step(Action.ADD, f"add {JOB.decode()}")
     if _stalled(schedule) is not None:
-        record("stalled", f"HSET stalled {schedule.stalled_before}",
+        record(Action.STALLED, f"HSET stalled {schedule.stalled_before}",
                executor.call("HSET", row_key, "stalled", schedule.stalled_before))
     clock.start(executor, queue)
     stamp: bytes | None = None
     sweep_run_id = ""
-    outcome = "untouched"
+    outcome = Outcome.UNTOUCHED
     due = False
     for moment in moments(schedule):
         if moment.action != schedule.claim:
             clock.wait(executor, moment, executor.deadline(queue, JOB))
         lease = clock.lease_ms(schedule, moment) if moment.action in GRANTS else 0
-        if moment.action == "claim":
-            record("claim", f"EMQ.CLAIM lease {schedule.lease_ms} ms",
-                   executor.claim(queue, lease))
-        elif moment.action == "scripted_claim":
-            record("scripted_claim", f"claim2 script, lease {schedule.lease_ms} ms",
-                   executor.scripted_claim(queue, lease))
-        elif moment.action == "restart":
-            record("restart", f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms",
-                   executor.restart())
+        if moment.action == Action.CLAIM:
+            step(moment.action, f"EMQ.CLAIM lease {schedule.lease_ms} ms", lease)
+        elif moment.action == Action.SCRIPTED_CLAIM:
+            step(moment.action, f"claim2 script, lease {schedule.lease_ms} ms", lease)
+        elif moment.action == Action.RESTART:
+            step(moment.action, f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms")
         elif moment.action in EXTENSIONS:
-            attempt = int(executor.row(queue, JOB).get(b"attempts", b"0"))
-            verb = executor.extend if moment.action == "extend" else executor.scripted_extend
-            record(moment.action, f"{WORKERS[moment.action]} at {moment.at_ms} ms, attempt "
-                                  f"{attempt}, lease {schedule.lease_ms} ms",
-                   verb(queue, JOB, attempt, lease))
+            verb = f"{WORKERS[moment.action]} at {moment.at_ms} ms"
+            step(moment.action, lambda done: f"{verb}, attempt {done.attempt}, lease "
+                                             f"{schedule.lease_ms} ms", lease)
         else:
             stamp = executor.row(queue, JOB).get(b"lease_epoch")
             if before_sweep is not None:
                 before_sweep(executor)
-            record("sweep", f"EMQ.STALLED.CHECK at {moment.at_ms} ms, max_stalled "
-                            f"{schedule.max_stalled}",
-                   executor.sweep(queue, schedule.max_stalled))
-            sweep_run_id = executor.run_id
-            outcome = outcome_of(steps[-1].reply)
+            swept = step(Action.SWEEP, f"EMQ.STALLED.CHECK at {moment.at_ms} ms, max_stalled "
+                                       f"{schedule.max_stalled}")
+            sweep_run_id = swept.run_id
+            outcome = outcome_of(swept.reply)
             # the server's own word: a lease the sweep found due is in one of its reply's lists
-            due = outcome != "untouched"
+            due = outcome != Outcome.UNTOUCHED
         clock.granted(executor, moment, executor.deadline(queue, JOB))
     history = History("schedule", "your schedule", tuple(s.action for s in steps),
                       sentence(schedule))

@@ -42,6 +42,42 @@ class Need(enum.Enum):
     STALLED = "stalled"
 
 
+class Word(enum.StrEnum):
+    """A word of the domain: equal to its string (so `kind == "dead"` holds), and printed as
+    that string, repr included, so that a printed verdict or trace reads as it always has."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Reading(Word):
+    """How the sweep reads a lease's stamp (epoch.exempt); NOT_READ for a lease not yet due."""
+
+    EXEMPT = "exempt"
+    COUNTED = "counted"
+    NOT_READ = "not read"
+
+
+class Kind(Word):
+    """A member's verdict: VERDICT_* in trafikey.c."""
+
+    GHOST = "ghost"
+    LANE = "lane"
+    EXEMPT = "exempt"
+    RECOVERED = "recovered"
+    DEAD = "dead"
+    WRONGTYPE = "wrongtype"
+    NOT_INTEGER = "not_integer"
+
+
+class Outcome(Word):
+    """What becomes of the job: the reply's list that names it, or neither."""
+
+    RECOVERED = "recovered"
+    DEAD = "dead"
+    UNTOUCHED = "untouched"
+
+
 class _NotRead(enum.Enum):
     # One member, so that a type checker narrows `is NOT_READ` as it does `is None`.
     NOT_READ = "NOT_READ"
@@ -65,10 +101,10 @@ class Seen:
     stalled: bytes | None | _NotRead = NOT_READ
 
 
-COUNTING = ("recovered", "dead")
+COUNTING = (Kind.RECOVERED, Kind.DEAD)
 """The verdicts of a counted lease: stalled + 1 is written either way."""
 
-RECOVERING = ("exempt", "recovered")
+RECOVERING = (Kind.EXEMPT, Kind.RECOVERED)
 """The verdicts whose job goes back to pending: the first list of the sweep's reply."""
 
 
@@ -76,29 +112,29 @@ RECOVERING = ("exempt", "recovered")
 class Verdict:
     """ghost, lane, exempt, recovered or dead; or a refusal: wrongtype, not_integer."""
 
-    kind: str
+    kind: Kind
     stalled: int | None = None
 
     @property
     def refusal(self) -> bool:
-        return self.kind in ("wrongtype", "not_integer")
+        return self.kind in (Kind.WRONGTYPE, Kind.NOT_INTEGER)
 
 
 def decide_member(run_id: bytes, max_stalled: int, seen: Seen) -> Need | Verdict:
     if seen.type is None:
         return Need.TYPE
     if seen.type == "none":
-        return Verdict("ghost")
+        return Verdict(Kind.GHOST)
     if seen.type != "hash":
-        return Verdict("wrongtype")
+        return Verdict(Kind.WRONGTYPE)
     if seen.group is NOT_READ:
         return Need.GROUP
     if seen.group is not None:
-        return Verdict("lane")
+        return Verdict(Kind.LANE)
     if seen.epoch is NOT_READ:
         return Need.EPOCH
     if epoch.exempt(seen.epoch, run_id):
-        return Verdict("exempt")
+        return Verdict(Kind.EXEMPT)
     if seen.stalled is NOT_READ:
         return Need.STALLED
     return count_stall(seen.stalled, max_stalled)
@@ -109,9 +145,9 @@ def count_stall(stalled: bytes | None, max_stalled: int) -> Verdict:
     The count reaching max_stalled is a death; a field that is not a counter refuses."""
     count = epoch.counter(stalled)
     if count is None:
-        return Verdict("not_integer")
+        return Verdict(Kind.NOT_INTEGER)
     count += 1
-    return Verdict("recovered" if count < max_stalled else "dead", count)
+    return Verdict(Kind.RECOVERED if count < max_stalled else Kind.DEAD, count)
 
 
 def decide(run_id: bytes, max_stalled: int, read, step_machine=None) -> tuple[Verdict, list[Need]]:

@@ -200,8 +200,8 @@ MUTANTS = (
     Mutant(
         "model: the dead rule uses > where it means >=",
         "trafikey_lab/sweep.py",
-        'Verdict("recovered" if count < max_stalled else "dead", count)',
-        'Verdict("recovered" if count <= max_stalled else "dead", count)',
+        "Verdict(Kind.RECOVERED if count < max_stalled else Kind.DEAD, count)",
+        "Verdict(Kind.RECOVERED if count <= max_stalled else Kind.DEAD, count)",
         ("tests/test_sweep.py",),
     ),
     Mutant(

@@ -5,22 +5,28 @@ import weakref
 
 import redis
 
-from trafikey_lab.errors import RestartUnavailable, ServerGone, ServerStartError
-from trafikey_lab.live.client import LabClient, mask_url
+from trafikey_lab.errors import RestartUnavailable, ServerStartError
+from trafikey_lab.live.client import LabClient, ServerGone, mask_url
 from trafikey_lab.live.server import LOG_LINES_QUOTED, URL_ENV, LabServer
 
 
 class AttachedServer(LabServer):
     """A module-loaded server at a URL that something else started and owns, used as it is.
 
-    choose_server(...) builds one when url= is given or TRAFIKEY_VALKEY_URL is set: a workshop's
-    learners use the shared server that `python -m trafikey_lab server` runs and whose URL it
-    prints. The lab holds no process of it, so it cannot restart or kill it (both refuse with
-    RestartUnavailable), wait() and fault() have nothing to watch, and stop() only disconnects.
-    host, port and password are the URL's.
+    choose_server(...) builds one when url= is given or TRAFIKEY_VALKEY_URL is set: a room's
+    learners share the server that `python -m trafikey_lab server` runs and whose URL it
+    prints. They do not share keys: with TRAFIKEY_VALKEY_URL set, every queue name carries the
+    learner's namespace (TRAFIKEY_NAMESPACE, or else the OS user's name) inside its hash tag,
+    `{alice:jobs}:active`, chosen when each key is built (executors.namespace), so two
+    learners on one server run the same notebook on keys of their own. The lab holds no
+    process of it, so it cannot restart or kill it (both refuse with RestartUnavailable),
+    wait() and fault() have nothing to watch, and stop() only disconnects. host, port and
+    password are the URL's.
     """
 
-    external = True
+    started_by_lab = False
+    can_restart = False
+    can_take_replica = False
 
     def __init__(self, url: str):
         if not url:

@@ -11,7 +11,13 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from trafikey_lab.errors import ServerGone
+from trafikey_lab.errors import ServerStopped
+
+
+class ServerGone(ServerStopped, redis.ConnectionError):
+    """The server's process ended while its owner still held it: killed from outside (a
+    `kill`, the out-of-memory killer) or crashed. It is also a redis ConnectionError, so code
+    that already expects a dropped connection (a worker loop, a shutdown) still sees one."""
 
 
 class Owner(Protocol):

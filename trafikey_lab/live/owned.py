@@ -46,12 +46,11 @@ from trafikey_lab.errors import (
     InsecureServer,
     PortTaken,
     RestartFailed,
-    ServerGone,
     ServerNotFound,
     ServerStartError,
     ServerStopped,
 )
-from trafikey_lab.live.client import connect, free_port, redis_url, url_host
+from trafikey_lab.live.client import ServerGone, connect, free_port, redis_url, url_host
 from trafikey_lab.live.server import LOG_LINES_QUOTED, LabServer, client_of
 from trafikey_lab.module.build import module_path
 
@@ -196,7 +195,9 @@ class OwnedServer(LabServer):
     (interrupts_held), the save check's result (SaveProblem).
     """
 
-    external = False
+    started_by_lab = True
+    can_restart = True
+    can_take_replica = True
     # Plain attributes here, where LabServer declares read-only properties: start() picks the
     # port and the constructor the password.
     port: int | None = None

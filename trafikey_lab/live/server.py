@@ -12,9 +12,10 @@ from typing import Self
 import redis
 
 from trafikey_lab.errors import ServerStopped
+from trafikey_lab.executors import URL_ENV
 from trafikey_lab.live.client import LabClient
 
-URL_ENV = "TRAFIKEY_VALKEY_URL"
+__all__ = ["LOG_LINES_QUOTED", "URL_ENV", "LabServer", "client_of"]
 LOG_LINES_QUOTED = 15
 
 
@@ -22,23 +23,39 @@ class LabServer(abc.ABC):
     """The lab's live server, as the library, the notebooks and the tests use it. Two kinds:
 
     OwnedServer     a module-loaded valkey-server this process starts, restarts and stops:
-                    a learner's own server, a test's, a replica, a workshop's shared one.
-    AttachedServer  a module-loaded server someone else runs, at a URL: the workshop's shared
-                    server that TRAFIKEY_VALKEY_URL names in each learner's notebook.
+                    a learner's own server, a test's, a replica, or the one a workshop's
+                    `python -m trafikey_lab server` runs for a room.
+    AttachedServer  a module-loaded server someone else runs, at a URL (TRAFIKEY_VALKEY_URL):
+                    a room's shared server. Learners who share it each write under a
+                    namespace of their own, the OS user's name or TRAFIKEY_NAMESPACE, inside
+                    every queue name (executors.namespace), so that one learner's calls never
+                    touch another's keys; what would stop or restart the server, or give it a
+                    replica, is refused or skipped, since every learner on it would feel it.
 
     choose_server(...) picks the kind; this class declares what both offer, as Executor does
     for the model and a live server.
 
     What either kind offers: client (None until started), run_id, pid (None when attached),
     host, port, password, address (for printing: no password), connection_url (with it),
-    external, running; start() (returns the server) and stop(), or `with`; restart() (returns
-    the new run_id), kill(), wait(), fault(), log_tail(). An attached server refuses restart()
-    and kill() with RestartUnavailable, saying how to get a server the lab can restart.
+    what it can do (started_by_lab, can_restart, can_take_replica), running; start() (returns
+    the server) and stop(), or `with`; restart() (returns the new run_id), kill(), wait(),
+    fault(), log_tail(). An attached server refuses restart() and kill() with
+    RestartUnavailable, saying how to get a server the lab can restart.
     """
 
-    external: bool
-    """True for a server the lab did not start (TRAFIKEY_VALKEY_URL): notebooks skip what
-    would restart it or give it a replica."""
+    started_by_lab: bool
+    """The lab started this process and holds it: it can read its log and watch it end."""
+    can_restart: bool
+    """restart() and kill() work: a lesson that restarts the server can run on it."""
+    can_take_replica: bool
+    """The lab can start a replica of it beside it and hand its role over (notebook 05)."""
+
+    @property
+    def external(self) -> bool:
+        """Not started by the lab. Kept for course/limits.py and course/why_natively.py, which
+        should ask for what they need instead: can_take_replica, can_restart."""
+        return not self.started_by_lab
+
     client: LabClient | None = None
     run_id: str | None = None
     pid: int | None = None

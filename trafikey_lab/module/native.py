@@ -10,7 +10,7 @@ import ctypes
 import functools
 
 from trafikey_lab.module import build
-from trafikey_lab.sweep import COUNTING, NOT_READ, Need, Seen, Verdict
+from trafikey_lab.sweep import COUNTING, NOT_READ, Kind, Need, Seen, Verdict
 
 # The key type numbers of the C side (the module API's KeyType numbering); TYPE names any
 # other type, such as a stream, "other".
@@ -118,5 +118,5 @@ def decide_member(run_id: bytes, max_stalled: int, seen: Seen) -> Need | Verdict
     )
     if step.need:
         return NEEDS[step.need]
-    kind = VERDICTS[step.verdict]
+    kind = Kind(VERDICTS[step.verdict])  # the C's word, which must be one of the domain's
     return Verdict(kind, step.stalled if kind in COUNTING else None)

@@ -14,14 +14,14 @@ are left out; wall-clock times are given beside them.
 
 import time
 from dataclasses import dataclass
-from importlib import resources
 from typing import cast
 
 import redis
 from redis.typing import EncodableT, FieldT
 
-from trafikey_lab import epoch, sweep
-from trafikey_lab.executors import Queue, script_source, server_now_ms
+from trafikey_lab import epoch, scripts, sweep
+from trafikey_lab.executors import Queue
+from trafikey_lab.live.executor import server_now_ms
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.server import client_of
 from trafikey_lab.model import sweep_writes
@@ -119,7 +119,7 @@ class ScriptedPeer:
 
     def __init__(self, client: redis.Redis):
         self.client = client
-        self.scripts = {name: client.register_script(script_source(name)) for name in self.NAMES}
+        self.scripts = {name: client.register_script(scripts.source(name)) for name in self.NAMES}
 
     def claim(self, queue: Queue, lease_ms: int):
         return self.scripts["claim2"](keys=[queue.pending, queue.active, queue.prefix],
@@ -249,7 +249,7 @@ def script_body(name: str) -> str:
     """A script's own text, without the shared rules of common.lua that run before it."""
     if name not in ScriptedPeer.NAMES:
         raise ValueError(f"no script named {name!r}: choose one of {', '.join(ScriptedPeer.NAMES)}")
-    return resources.files("trafikey_lab.scripts").joinpath(f"{name}.lua").read_text()
+    return scripts.text(name)
 
 
 def small_measurement(queue: Queue = Queue("{measure}"), n: int = 2000, repeats: int = 5,
