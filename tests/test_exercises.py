@@ -4,15 +4,7 @@ with the reason the learner needs, and no attempt makes a checker raise."""
 import re
 
 from trafikey_lab.course.feedback import RIGHT, WRONG
-from trafikey_lab.course.one_value import SHAPE_CASES, check_shape_check
-
-
-def kinds(feedback):
-    return [f.kind for f in feedback.findings]
-
-
-def texts(feedback):
-    return "\n".join(f.text for f in feedback.findings)
+from trafikey_lab.course.one_value_per_process import SHAPE_CASES, check_shape_check
 
 
 # -- 01: the shape check ----------------------------------------------------------------------
@@ -21,8 +13,8 @@ def texts(feedback):
 def test_a_correct_shape_check_agrees_with_the_module_on_every_value():
     feedback = check_shape_check(
         lambda value: len(value) == 40 and all(b in b"0123456789abcdef" for b in value))
-    assert feedback.right and kinds(feedback) == [RIGHT, RIGHT]
-    assert f"all {len(SHAPE_CASES)} named values" in texts(feedback)
+    assert feedback.right and feedback.kinds == [RIGHT, RIGHT]
+    assert f"all {len(SHAPE_CASES)} named values" in feedback.text
     assert repr(feedback).startswith("RIGHT: ")
 
 
@@ -56,16 +48,16 @@ def test_a_check_built_on_int_base_16_lets_through_what_int_accepts():
 
 def test_a_check_that_raises_or_returns_no_bool_is_wrong_without_raising():
     raising = check_shape_check(lambda value: value.decode("ascii")[39] in "0123456789abcdef")
-    assert "b\"\": your check raised IndexError" in texts(raising)
+    assert "b\"\": your check raised IndexError" in raising.text
     matching = check_shape_check(lambda value: re.fullmatch(rb"[0-9a-f]{40}", value))
-    assert "NOW: your check returned <re.Match" in texts(matching)
-    assert "wrap the test in bool(...)" in texts(matching)
+    assert "NOW: your check returned <re.Match" in matching.text
+    assert "wrap the test in bool(...)" in matching.text
     assert not raising.right and not matching.right
 
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
     feedback = check_shape_check(None)
-    assert kinds(feedback) == [WRONG] and "is not a function" in texts(feedback)
+    assert feedback.kinds == [WRONG] and "is not a function" in feedback.text
 
 
 # -- 02 and 03: their catalogues are in test_exercise_lease_move.py and test_exercise_stops.py
