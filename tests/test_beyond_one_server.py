@@ -1,5 +1,5 @@
-"""Notebook 05's library: the replica, the failback's INFO fields, the append-only file and the
-model of what other queues charge for a restart."""
+"""Notebook 05's module (the replica, the failback's INFO fields, the append-only file) and the
+model of what other queues charge for a restart (restart_costs.py), its figure and its widget."""
 
 import decimal
 import math

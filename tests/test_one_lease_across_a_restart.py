@@ -1,5 +1,5 @@
-"""across_restart.py, notebook 04's logic: a history on the model, the counterfactual without the
-epoch, the outcome table, the model held against a live server step by step, and the
+"""Notebook 04's module and the traces it shows: a history on the model, the counterfactual
+without the epoch (traces.py), the outcome table, the model held against a live server step by step, and the
 diagnostic question held against the history it is about."""
 
 import pytest
