@@ -442,3 +442,13 @@ def test_the_pure_modules_the_course_added_import_no_floor_above_the_core():
                                                             "trafikey_lab.plots", "ipywidgets",
                                                             "matplotlib")))
         assert above == [], name
+
+
+def test_the_projector_app_shows_widgets_only_from_the_faces_of_registered_notebooks():
+    app = nbformat.read(NOTEBOOKS.parent / "app" / "projector.ipynb", as_version=4)
+    faces = {entry.module: importlib.import_module(entry.module) for entry in registry.NOTEBOOKS}
+    imports = [found for cell in app.cells if cell.cell_type == "code"
+               for found in lab_imports(cell.source) if found[0] != SETUP]
+    assert len(imports) == 3
+    assert [(module, name) for module, name, _ in imports
+            if module not in faces or name not in faces[module].__all__] == []

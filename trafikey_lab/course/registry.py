@@ -1,9 +1,10 @@
 """The course's notebooks, in order: each one's number, file stem, title, stated minutes and
 its own module, the one face the notebook imports from besides the setup call.
 
-The book's table of contents, the README's course table, the instructor guide's plan and the
-projector app read this list, and tests hold each notebook to its entry. Adding a notebook is
-adding its entry (and the notebook, and its module).
+The book's table of contents (tools/book.py) is written from this list; tests hold the
+README's course table, the instructor guide's plan and each notebook (its title, its minutes,
+what it imports) to it, and the projector app to the faces of the notebooks it lists. Adding a
+notebook is adding its entry (and the notebook, and its module).
 """
 
 from dataclasses import dataclass
