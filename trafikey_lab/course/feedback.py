@@ -1,11 +1,13 @@
 """What every exercise checker of the course answers: the learner writes a few lines, a checker
 says right or wrong and why.
 
-One checker per notebook, each in the notebook's own module of this package. Each takes the
-learner's attempt as it stands, finished or not, and never raises on it: whatever the attempt
-does (returns the wrong thing, raises, is left blank) becomes a finding that says what happened
-and what to change. A checker that can run the
-attempt on the live server as well as on the model does so when it is given the live executor.
+One checker per notebook, each in the notebook's own module of this package, each called as
+check_x(attempt, *, live=None) and returning a Feedback. Each takes the learner's attempt as it
+stands, finished or not, and never raises on it: whatever the attempt does (returns the wrong
+thing, raises, runs too long, is left blank) becomes a finding that says what happened and what
+to change; `attempts.run` is the one safe run of an attempt they share. A checker that can run
+the attempt on the live server as well as on the model does so when it is given the live
+executor; one that needs no server says so and ignores it.
 """
 
 from dataclasses import dataclass, field

@@ -1,5 +1,6 @@
-"""Notebook 00: its exercise, the sweep's decision on one expired lease written by the learner,
-and the checker that holds it against the model on boundary cases and drawn ones."""
+"""Notebook 00, start here: its exercise, the sweep's decision on one expired lease written by
+the learner, the checker that holds it against the model on boundary cases and drawn ones, and
+the names the notebook uses (the preflight check, the lease's life drawn, a history played)."""
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.course import attempts
