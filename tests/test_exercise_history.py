@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from trafikey_lab import ModelExecutor
-from trafikey_lab.course.across_restart import FIFTH_TITLE, FifthHistory
+from trafikey_lab.course.one_lease_across_a_restart import FIFTH_TITLE, FifthHistory
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
 
 RIGHT_PREDICTION = ("process 1", "exempt", "recovered")
@@ -19,14 +19,6 @@ FIFTH = ("add", "claim", "restart", "scripted_extend", "expire", "sweep")
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "04_one_lease_across_a_restart.ipynb"
 ANSWER_WORDS = re.compile(r"\b(exempt|counted|recovered|dead|process [12]|no process)\b")
 """What a message about the steps must not say: any of them would hint at the prediction."""
-
-
-def kinds(feedback):
-    return [f.kind for f in feedback.findings]
-
-
-def texts(feedback):
-    return "\n".join(f.text for f in feedback.findings)
 
 
 def predicted(*prediction):
@@ -52,9 +44,9 @@ RIGHT_STEPS = {
 @pytest.mark.parametrize("steps", RIGHT_STEPS.values(), ids=RIGHT_STEPS.keys())
 def test_a_history_that_tells_the_fifth_story_is_played_and_the_right_prediction_holds(steps):
     feedback = predicted(*RIGHT_PREDICTION).check(steps)
-    assert kinds(feedback) == [RIGHT], texts(feedback)
+    assert feedback.kinds == [RIGHT], feedback.text
     assert "on the model: the stamp names process 1, the sweep runs in process 2: exempt, so " \
-           "recovered, as you predicted" in texts(feedback)
+           "recovered, as you predicted" in feedback.text
     (trace,) = feedback.traces
     assert trace.steps[-1].row.get(b"stalled") is None
     assert all(s.reply == 1 for s in trace.steps if s.action == "scripted_extend"), \
@@ -67,14 +59,14 @@ def test_a_history_that_tells_the_fifth_story_is_played_and_the_right_prediction
 ], ids=["capitals", "spacing"])
 def test_a_right_prediction_written_with_other_capitals_or_spacing_holds(prediction):
     feedback = predicted(*prediction).check(FIFTH)
-    assert feedback.right and kinds(feedback) == [RIGHT]
+    assert feedback.right and feedback.kinds == [RIGHT]
 
 
 def test_the_fifth_history_is_played_on_the_model_and_on_the_live_server(live):
-    feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, (ModelExecutor(), live))
-    assert kinds(feedback) == [RIGHT, RIGHT]
+    feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, live=live)
+    assert feedback.kinds == [RIGHT, RIGHT]
     assert "on the live server: the stamp names process 1, the sweep runs in process 2: " \
-           "exempt, so recovered, as you predicted" in texts(feedback)
+           "exempt, so recovered, as you predicted" in feedback.text
     assert [t.executor for t in feedback.traces] == ["model", "live"]
     assert all(t.steps[-1].row.get(b"stalled") is None for t in feedback.traces)
 
@@ -146,15 +138,15 @@ WRONG_STEPS = {
 @pytest.mark.parametrize("steps,message", WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
 def test_a_history_that_is_not_the_fifth_is_refused_unplayed_with_what_to_change(steps, message):
     feedback = predicted(*RIGHT_PREDICTION).check(steps)
-    assert WRONG in kinds(feedback) and RIGHT not in kinds(feedback)
-    assert message in texts(feedback)
+    assert WRONG in feedback.kinds and RIGHT not in feedback.kinds
+    assert message in feedback.text
     assert feedback.traces == ()
 
 
 @pytest.mark.parametrize("steps,message", WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
 def test_no_message_about_the_steps_hints_at_the_prediction(steps, message):
     feedback = predicted(*RIGHT_PREDICTION).check(steps)
-    assert not ANSWER_WORDS.search(texts(feedback)), texts(feedback)
+    assert not ANSWER_WORDS.search(feedback.text), feedback.text
 
 
 def test_a_wrong_history_with_a_right_looking_reading_is_still_refused():
@@ -184,23 +176,23 @@ def test_a_prediction_that_is_not_one_of_the_answers_is_not_recorded(prediction,
     exercise = FifthHistory()
     feedback = exercise.predict(*prediction)
     assert repr(feedback).startswith("NOT YET: ")
-    assert all(m in texts(feedback) for m in messages), texts(feedback)
+    assert all(m in feedback.text for m in messages), feedback.text
     assert exercise.prediction is None
-    assert "no prediction is recorded yet" in texts(exercise.check(FIFTH))
+    assert "no prediction is recorded yet" in exercise.check(FIFTH).text
 
 
 def test_a_recorded_prediction_plays_nothing_by_itself_and_says_what_comes_next():
     exercise = FifthHistory()
     feedback = exercise.predict(*RIGHT_PREDICTION)
-    assert kinds(feedback) == [NOTE] and repr(feedback).startswith("NOT YET: ")
-    assert "Nothing is played yet" in texts(feedback) and not exercise.played
+    assert feedback.kinds == [NOTE] and repr(feedback).startswith("NOT YET: ")
+    assert "Nothing is played yet" in feedback.text and not exercise.played
 
 
 def test_nothing_is_played_before_a_prediction_is_recorded():
     exercise = FifthHistory()
     feedback = exercise.check(FIFTH)
-    assert kinds(feedback) == [WRONG] and feedback.traces == ()
-    assert "nothing is played before there is one" in texts(feedback)
+    assert feedback.kinds == [WRONG] and feedback.traces == ()
+    assert "nothing is played before there is one" in feedback.text
     assert not exercise.played
 
 
@@ -213,21 +205,21 @@ def test_nothing_is_played_before_a_prediction_is_recorded():
 ], ids=["all three", "reading and outcome", "outcome", "stamp"])
 def test_a_wrong_prediction_is_wrong_on_exactly_the_parts_that_are_wrong(prediction, wrong):
     feedback = predicted(*prediction).check(FIFTH)
-    assert kinds(feedback) == [WRONG] and len(feedback.traces) == 1
-    text = texts(feedback)
+    assert feedback.kinds == [WRONG] and len(feedback.traces) == 1
+    text = feedback.text
     assert all(w in text for w in wrong), text
     assert text.count(', not "') == len(wrong)
 
 
 def test_a_wrong_stamp_is_explained_by_the_verb_that_wrote_it_and_the_script_that_did_not():
-    text = texts(predicted("process 2", "exempt", "recovered").check(FIFTH))
+    text = predicted("process 2", "exempt", "recovered").check(FIFTH).text
     assert "the last native verb to stamp the row was EMQ.CLAIM, in process 1" in text
     assert "extend2, in process 2) moved the deadline and wrote no stamp" in text
 
 
 def test_a_prediction_before_the_play_may_change():
     exercise = predicted("process 2", "counted", "dead")
-    assert kinds(exercise.predict(*RIGHT_PREDICTION)) == [NOTE]
+    assert exercise.predict(*RIGHT_PREDICTION).kinds == [NOTE]
     assert exercise.check(FIFTH).right
 
 
@@ -235,44 +227,44 @@ def test_a_prediction_changed_after_the_play_is_refused_and_the_first_one_holds(
     exercise = predicted("process 2", "counted", "dead")
     assert not exercise.check(FIFTH).right
     changed = exercise.predict(*RIGHT_PREDICTION)
-    assert kinds(changed) == [WRONG] and "refused" in texts(changed)
-    assert "the stamp names process 2, the reading is counted, the job is dead" in texts(changed)
+    assert changed.kinds == [WRONG] and "refused" in changed.text
+    assert "the stamp names process 2, the reading is counted, the job is dead" in changed.text
     again = exercise.check(FIFTH)
     assert not again.right
-    assert "the prediction changed after the result" in texts(again)
-    assert "was refused: this play is held against the first one" in texts(again)
+    assert "the prediction changed after the result" in again.text
+    assert "was refused: this play is held against the first one" in again.text
 
 
 def test_an_unusable_prediction_after_the_play_leaves_the_first_one_in_place():
     exercise = predicted("process 2", "counted", "dead")
     exercise.check(FIFTH)
     feedback = exercise.predict(None, None, None)
-    assert "still holds: the stamp names process 2" in texts(feedback)
+    assert "still holds: the stamp names process 2" in feedback.text
     assert exercise.prediction.stamp == "process 2"
 
 
 def test_a_history_refused_unplayed_does_not_fix_the_prediction():
     exercise = predicted("process 2", "counted", "dead")
     exercise.check(("add", "claim", "restart", "expire", "sweep"))
-    assert kinds(exercise.predict(*RIGHT_PREDICTION)) == [NOTE]
+    assert exercise.predict(*RIGHT_PREDICTION).kinds == [NOTE]
 
 
 def test_the_notebook_run_again_from_the_top_records_the_same_prediction_and_plays_again():
     exercise = FifthHistory()
     for _ in range(2):
         recorded = exercise.predict(*RIGHT_PREDICTION)
-        assert WRONG not in kinds(recorded)
+        assert WRONG not in recorded.kinds
         assert exercise.check(FIFTH).right
-    assert "recorded again, unchanged" in texts(recorded)
+    assert "recorded again, unchanged" in recorded.text
 
 
 def test_a_server_that_cannot_restart_is_a_note_and_the_model_still_judges(lab, servers):
     external = servers(url=lab.connection_url)
     from trafikey_lab import LiveExecutor
 
-    feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, (ModelExecutor(), LiveExecutor(external)))
-    assert kinds(feedback) == [RIGHT, NOTE] and feedback.right
-    assert "not played on the live server" in texts(feedback)
+    feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, live=LiveExecutor(external))
+    assert feedback.kinds == [RIGHT, NOTE] and feedback.right
+    assert "not played on the live server" in feedback.text
 
 
 # -- the notebook's own attempt ----------------------------------------------------------------
@@ -299,5 +291,5 @@ def test_the_notebooks_stored_attempt_is_not_yet_right_and_gives_nothing_away():
     assert repr(predicted_feedback).startswith("NOT YET: ")
     assert repr(feedback).startswith(f"NOT YET: a fifth history: {FIFTH_TITLE}")
     assert feedback.traces == ()
-    assert not ANSWER_WORDS.search(texts(feedback)), texts(feedback)
-    assert "scripted_extend" not in texts(feedback)
+    assert not ANSWER_WORDS.search(feedback.text), feedback.text
+    assert "scripted_extend" not in feedback.text

@@ -9,6 +9,7 @@ from stored_cells import exercise_namespace
 
 from trafikey_lab import ModelExecutor, Queue, ReplyError
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG
+from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.course.three_writers import (
     _MODEL_READS,
     _READONLY,
@@ -19,21 +20,13 @@ from trafikey_lab.course.three_writers import (
     _model_read,
     _Watched,
     check_lease_move,
-    stamp_question,
+    judge_on,
 )
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_three_writers.ipynb"
 
 GIVEAWAYS = ("EMQ.EXTEND", "extend(", "extends(", "native verb", "use the verb")
 """Words that would hand over the answer: no feedback on a wrong move may contain them."""
-
-
-def kinds(feedback):
-    return [f.kind for f in feedback.findings]
-
-
-def texts(feedback):
-    return "\n".join(f.text for f in feedback.findings)
 
 
 def triples(queue, claims):
@@ -81,16 +74,16 @@ RIGHT_MOVES = {
 def test_each_right_move_is_right_in_both_histories_on_the_model(name):
     feedback = check_lease_move(RIGHT_MOVES[name])
     assert feedback.right, repr(feedback)
-    assert kinds(feedback) == [RIGHT] * len(MOVE_HISTORIES)
+    assert feedback.kinds == [RIGHT] * len(MOVE_HISTORIES)
 
 
 def test_a_right_move_is_right_on_the_live_server_too_and_says_so_in_one_line(live):
     feedback = check_lease_move(RIGHT_MOVES["one EXTENDS of every claim"],
-                                executors=(ModelExecutor(), live))
-    assert feedback.right and kinds(feedback) == [RIGHT, RIGHT, RIGHT]
-    assert "on the model, history 1: job-1 and job-3 moved" in texts(feedback)
-    assert "job-2 left to the worker that claimed it again" in texts(feedback)
-    assert texts(feedback).splitlines()[-1] == (
+                                live=live)
+    assert feedback.right and feedback.kinds == [RIGHT, RIGHT, RIGHT]
+    assert "on the model, history 1: job-1 and job-3 moved" in feedback.text
+    assert "job-2 left to the worker that claimed it again" in feedback.text
+    assert feedback.text.splitlines()[-1] == (
         "on the live server: the same as on the model, in both histories")
 
 
@@ -102,19 +95,19 @@ def read_with_zrangebyscore(ex, q, claims):
 
 
 def test_a_right_move_reading_with_a_command_the_model_does_not_answer_is_right_live(live):
-    feedback = check_lease_move(read_with_zrangebyscore, executors=(ModelExecutor(), live))
-    assert feedback.right and kinds(feedback) == [NOTE, RIGHT, RIGHT], repr(feedback)
-    assert texts(feedback).startswith(
+    feedback = check_lease_move(read_with_zrangebyscore, live=live)
+    assert feedback.right and feedback.kinds == [NOTE, RIGHT, RIGHT], repr(feedback)
+    assert feedback.text.startswith(
         "on the model, history 1: not checked here: your function read with ZRANGEBYSCORE, "
         "which the model does not answer")
-    assert "NOT YET" not in repr(feedback) and "wrote with" not in texts(feedback)
+    assert "NOT YET" not in repr(feedback) and "wrote with" not in feedback.text
 
 
 def test_on_the_model_alone_such_a_move_is_not_called_wrong_but_not_checked():
     feedback = check_lease_move(read_with_zrangebyscore)
-    assert kinds(feedback) == [NOTE] and not feedback.right
+    assert feedback.kinds == [NOTE] and not feedback.right
     assert "executor.row(queue, job) and executor.deadline(queue, job) read a job" in (
-        texts(feedback))
+        feedback.text)
 
 
 def test_every_read_only_command_of_the_live_server_counts_as_a_read_and_none_writes(live):
@@ -165,9 +158,9 @@ def test_the_models_time_is_its_clock_in_seconds_and_microseconds():
 
 
 def test_a_right_move_checked_on_the_live_server_alone_is_right(live):
-    feedback = check_lease_move(RIGHT_MOVES["EMQ.EXTEND sent with call"], executors=(live,))
-    assert feedback.right and kinds(feedback) == [RIGHT, RIGHT]
-    assert "on the live server, history 2: job-2 and job-3 moved" in texts(feedback)
+    feedback = judge_on(RIGHT_MOVES["EMQ.EXTEND sent with call"], (live,))
+    assert feedback.right and feedback.kinds == [RIGHT, RIGHT]
+    assert "on the live server, history 2: job-2 and job-3 moved" in feedback.text
 
 
 # -- the catalogue of wrong moves ---------------------------------------------------------------
@@ -291,9 +284,9 @@ WRONG_MOVES = {
 def test_each_wrong_move_is_rejected_with_a_reason_that_does_not_give_the_answer(name):
     move, reason = WRONG_MOVES[name]
     feedback = check_lease_move(move)
-    assert not feedback.right and WRONG in kinds(feedback), repr(feedback)
-    assert reason in texts(feedback), repr(feedback)
-    assert not [word for word in GIVEAWAYS if word in texts(feedback)], repr(feedback)
+    assert not feedback.right and WRONG in feedback.kinds, repr(feedback)
+    assert reason in feedback.text, repr(feedback)
+    assert not [word for word in GIVEAWAYS if word in feedback.text], repr(feedback)
 
 
 @pytest.mark.parametrize("name", ["HSET of lease_epoch and ZADD of a deadline",
@@ -302,9 +295,9 @@ def test_each_wrong_move_is_rejected_with_a_reason_that_does_not_give_the_answer
                                   "every lease moved, then a call refused"])
 def test_a_wrong_move_is_wrong_on_the_live_server_for_the_same_reason(live, name):
     move, reason = WRONG_MOVES[name]
-    feedback = check_lease_move(move, executors=(live,))
-    assert not feedback.right and reason in texts(feedback)
-    assert texts(feedback).startswith("on the live server, history 1: ")
+    feedback = judge_on(move, (live,))
+    assert not feedback.right and reason in feedback.text
+    assert feedback.text.startswith("on the live server, history 1: ")
 
 
 def test_a_script_sent_with_eval_to_write_the_stamp_is_seen_on_the_live_server(live):
@@ -315,23 +308,23 @@ def test_a_script_sent_with_eval_to_write_the_stamp_is_seen_on_the_live_server(l
             ex.call("EVAL", script, 1, q.row_key(job), ex.run_id)
         return ex.extends(q, 60_000, claims)
 
-    feedback = check_lease_move(by_eval, executors=(live,))
-    assert not feedback.right and "your function wrote with EVAL itself" in texts(feedback)
+    feedback = judge_on(by_eval, (live,))
+    assert not feedback.right and "your function wrote with EVAL itself" in feedback.text
 
 
 def test_a_move_that_sends_nothing_is_told_once_not_once_per_history_and_server(live):
-    feedback = check_lease_move(lambda ex, q, claims: None, executors=(ModelExecutor(), live))
-    assert kinds(feedback) == [WRONG]
+    feedback = check_lease_move(lambda ex, q, claims: None, live=live)
+    assert feedback.kinds == [WRONG]
 
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
     feedback = check_lease_move("extends")
-    assert kinds(feedback) == [WRONG] and "is not a function" in texts(feedback)
+    assert feedback.kinds == [WRONG] and "is not a function" in feedback.text
 
 
 def test_the_checker_leaves_its_queue_empty_on_the_live_server(live):
-    check_lease_move(forge_with_hset_and_zadd, executors=(live,))
-    check_lease_move(RIGHT_MOVES["one EXTENDS of every claim"], executors=(live,))
+    judge_on(forge_with_hset_and_zadd, (live,))
+    judge_on(RIGHT_MOVES["one EXTENDS of every claim"], (live,))
     assert not [key for key in live.dataset() if key.startswith(b"{exercise}")]
 
 
@@ -346,7 +339,7 @@ def stored_attempt():
 def test_the_stored_attempt_is_not_right_and_its_feedback_gives_nothing_away():
     feedback = check_lease_move(stored_attempt())
     assert not feedback.right
-    assert not [word for word in GIVEAWAYS if word in texts(feedback)]
+    assert not [word for word in GIVEAWAYS if word in feedback.text]
 
 
 # -- the worker's history the checker plays -----------------------------------------------------
@@ -384,13 +377,13 @@ def test_the_played_history_leaves_the_claims_the_prompt_describes(executor, num
 
 
 def test_the_question_has_exactly_one_right_option_and_each_wrong_one_names_a_misconception():
-    question = stamp_question()
+    question = THREE_WRITERS
     assert sum(option.right for option in question.options) == 1
     assert all(option.misconception for option in question.options if not option.right)
 
 
 def test_no_wrong_option_names_the_right_options_outcome_for_another_reason():
-    question = stamp_question()
+    question = THREE_WRITERS
     outcome = question.right.text.split(":")[0]
     assert outcome == "It dead-letters job-4 with stalled 2"
     # a wrong outcome that the right one only narrows ("It dead-letters job-4") is the same
@@ -408,7 +401,7 @@ def test_the_questions_right_option_is_what_both_executors_do(executor, queue):
     row = executor.row(queue, "job-4")
     assert replies == [[[b"job-4"], []], [[], [b"job-4"]]]
     assert (row[b"state"], row[b"stalled"]) == (b"dead", b"2")
-    right = stamp_question().right
+    right = THREE_WRITERS.right
     assert right.text.startswith("It dead-letters job-4 with stalled 2")
     assert "this process's" in right.text
     assert executor.stamped_by(queue, "job-4", executor.run_id)

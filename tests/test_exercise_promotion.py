@@ -4,16 +4,8 @@ and of right ones it must accept. Every check starts two servers of its own and 
 
 import pytest
 
-from trafikey_lab.course.beyond import check_promotion
+from trafikey_lab.course.beyond_one_server import check_promotion
 from trafikey_lab.course.feedback import RIGHT, WRONG
-
-
-def texts(feedback):
-    return " ".join(f.text for f in feedback.findings)
-
-
-def kinds(feedback):
-    return [f.kind for f in feedback.findings]
 
 
 def does_nothing(primary, replica):
@@ -139,10 +131,10 @@ COMMANDS = ("REPLICAOF", "SLAVEOF", "NO ONE", "FAILOVER", "replicaof")
                          ids=[h.__name__ for h, _ in WRONG_HANDOVERS])
 def test_the_handover_checker_rejects_each_wrong_handover_saying_what_is_wrong(hand_over, says):
     feedback = check_promotion(hand_over)  # a finding, never an exception, whatever it does
-    assert not feedback.right and WRONG in kinds(feedback)
-    assert says in texts(feedback)
+    assert not feedback.right and WRONG in feedback.kinds
+    assert says in feedback.text
     if hand_over is not failover_sent_to_the_replica:  # the server's own error names its command
-        assert not any(command in texts(feedback) for command in COMMANDS), texts(feedback)
+        assert not any(command in feedback.text for command in COMMANDS), feedback.text
 
 
 def replicaof(primary, replica):
@@ -181,10 +173,10 @@ RIGHT_HANDOVERS = [replicaof, slaveof, the_clients_own_methods, old_primary_demo
 def test_the_handover_checker_accepts_each_right_handover(hand_over):
     feedback = check_promotion(hand_over)
     assert feedback.right, repr(feedback)
-    assert kinds(feedback) == [RIGHT, RIGHT, RIGHT]
-    assert "the old primary answers the sweep with READONLY" in texts(feedback)
-    assert "sends the old primary's lease back to pending uncounted" in texts(feedback)
-    assert "the row's stamp is byte for byte the old primary's run_id" in texts(feedback)
+    assert feedback.kinds == [RIGHT, RIGHT, RIGHT]
+    assert "the old primary answers the sweep with READONLY" in feedback.text
+    assert "sends the old primary's lease back to pending uncounted" in feedback.text
+    assert "the row's stamp is byte for byte the old primary's run_id" in feedback.text
 
 
 @pytest.mark.parametrize("also", [_stamp_forged, _stamp_deleted])
@@ -192,9 +184,9 @@ def test_a_forged_stamp_is_never_called_exempt(also):
     """The sweep would find "banana", or no stamp, exempt too: the checker says the row is not
     the granted one instead of crediting the handover with the sweep's verdict."""
     feedback = check_promotion(hand_over_then(also))
-    assert kinds(feedback) == [RIGHT, RIGHT, WRONG]
-    assert "pending uncounted" not in texts(feedback)
-    assert "the old primary's run_id" not in texts(feedback)
+    assert feedback.kinds == [RIGHT, RIGHT, WRONG]
+    assert "pending uncounted" not in feedback.text
+    assert "the old primary's run_id" not in feedback.text
 
 
 def test_the_handover_checker_promises_only_what_it_checks():
@@ -207,11 +199,11 @@ def test_the_handover_checker_promises_only_what_it_checks():
 
 def test_a_hand_over_that_is_not_a_function_is_called_wrong_before_any_server_starts(
         monkeypatch):
-    from trafikey_lab.course import beyond
+    from trafikey_lab.course import beyond_one_server as beyond
 
     def no_server(*args, **options):
         raise AssertionError("a server was started")
 
     monkeypatch.setattr(beyond, "OwnedServer", no_server)
     feedback = check_promotion("REPLICAOF NO ONE")
-    assert kinds(feedback) == [WRONG] and "define it as a function" in texts(feedback)
+    assert feedback.kinds == [WRONG] and "define it as a function" in feedback.text

@@ -2,14 +2,17 @@
 reject, each with a message that points at what is wrong without printing a right answer, and
 of right variants it must accept, as a learner would write them in the exercise cell."""
 
+import ast
 import random
 import textwrap
+import threading
+from pathlib import Path
 
 import pytest
 
 from trafikey_lab import epoch
 from trafikey_lab.course.feedback import RIGHT
-from trafikey_lab.course.one_value import MADE_UP, SHAPE_CASES, check_shape_check, made_up_values
+from trafikey_lab.course.one_value_per_process import MADE_UP, SHAPE_CASES, check_shape_check, made_up_values
 from trafikey_lab.module import native
 
 
@@ -22,10 +25,6 @@ def define(body: str):
     scope: dict = {}
     exec(compile(source, "<exercise cell>", "exec"), scope)
     return scope["my_valid_run_id"]
-
-
-def text(feedback) -> str:
-    return "\n".join(f.text for f in feedback.findings)
 
 
 WRONG_ANSWERS = {
@@ -46,7 +45,7 @@ WRONG_ANSWERS = {
         """, "0 of 3 fresh run_ids"),
     "a lookup of every named value, the rest judged by length": ("""
         from trafikey_lab.module import native
-        from trafikey_lab.course.one_value import SHAPE_CASES
+        from trafikey_lab.course.one_value_per_process import SHAPE_CASES
         KNOWN = {value: native.valid_run_id(value) for value in SHAPE_CASES.values()}
         def my_valid_run_id(value):
             return KNOWN.get(value, len(value) == 40)
@@ -132,13 +131,13 @@ WRONG_ANSWERS = {
                                    "my_valid_run_id",
                                    "hands the question to the library's own valid_run_id"),
     "the readings' read_value, asked for its verdict": ("""
-        from trafikey_lab.course.one_value import read_value
+        from trafikey_lab.readings import read_value
         my_valid_run_id = lambda value: read_value(value).valid
         """, "hands the question to the library's own read_value"),
     "read_value reached through its module": ("""
-        from trafikey_lab.course import one_value
+        from trafikey_lab import readings
         def my_valid_run_id(value):
-            return one_value.read_value(value).valid
+            return readings.read_value(value).valid
         """, "hands the question to the library's own read_value"),
     "the library's check found with getattr and a name built at run time": ("""
         from trafikey_lab import epoch
@@ -186,7 +185,7 @@ def test_each_wrong_answer_is_rejected_with_a_message_that_names_what_it_got_wro
     source, message = WRONG_ANSWERS[name]
     feedback = check_shape_check(define(source), rng=random.Random(seed))
     assert not feedback.right and repr(feedback).startswith("NOT YET: ")
-    assert message in text(feedback)
+    assert message in feedback.text
 
 
 @pytest.mark.parametrize("name", WRONG_ANSWERS)
@@ -194,7 +193,7 @@ def test_no_message_to_a_wrong_answer_prints_a_right_answer(name):
     feedback = check_shape_check(define(WRONG_ANSWERS[name][0]))
     for code in ("fullmatch(", "all(", "set(", "translate(", r"\Z", "0123456789abcdef",
                  "[0-9a-f]"):
-        assert code not in text(feedback).replace("<re.Match object; span=(0, 40), match=b'", "")
+        assert code not in feedback.text.replace("<re.Match object; span=(0, 40), match=b'", "")
 
 
 RIGHT_ANSWERS = {
@@ -298,5 +297,51 @@ def test_an_attempt_that_raises_or_loops_over_text_never_makes_the_checker_raise
         raise RuntimeError("unfinished")
 
     feedback = check_shape_check(raising)
-    assert not feedback.right and "your check raised RuntimeError: unfinished" in text(feedback)
-    assert "on one, your check raised RuntimeError" in text(feedback)
+    assert not feedback.right and "your check raised RuntimeError: unfinished" in feedback.text
+    assert "on one, your check raised RuntimeError" in feedback.text
+
+
+def test_a_check_that_never_returns_is_told_so_and_the_checker_returns(monkeypatch):
+    from trafikey_lab.course import attempts
+
+    monkeypatch.setattr(attempts, "LIMIT_S", 0.05)
+    release = threading.Event()
+
+    def my_valid_run_id(value):
+        release.wait(5)  # a loop that would never end, let go at the end of the test
+        return True
+
+    try:
+        feedback = check_shape_check(my_valid_run_id)
+    finally:
+        release.set()
+    assert not feedback.right
+    assert "NOW: your check ran for more than 0.05 s; it must answer at once" in feedback.text
+
+
+def test_the_shape_checks_module_reads_its_own_names_not_itself_through_an_import():
+    from trafikey_lab.course import one_value_per_process as face
+
+    tree = ast.parse(Path(face.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {f"{node.module}.{a.name}" for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert face.__name__ not in imported
+
+
+def test_a_generator_of_the_package_the_collector_closes_meanwhile_is_no_call_of_the_library():
+    import gc
+
+    from trafikey_lab import model
+
+    ids = model.run_ids()
+    next(ids)
+    cycle: list = [ids]
+    cycle.append(cycle)  # only the collector frees it, in whichever thread it runs then
+    del ids, cycle
+
+    def my_valid_run_id(value):
+        gc.collect()
+        return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
+
+    assert check_shape_check(my_valid_run_id).right

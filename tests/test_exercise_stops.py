@@ -38,18 +38,6 @@ the stored attempt's feedback once: "the row for type needs the case that does n
 another process's" (beside "stalled only for a lease it counts", that names THIS_PROCESS)."""
 
 
-def kinds(feedback):
-    return [f.kind for f in feedback.findings]
-
-
-def texts(feedback):
-    return "\n".join(f.text for f in feedback.findings)
-
-
-def finding(feedback, read):
-    return next(f for f in feedback.findings if f.text.startswith(f"{read}: "))
-
-
 # -- right variants -----------------------------------------------------------------------------
 
 RIGHT_VARIANTS = {
@@ -78,21 +66,21 @@ RIGHT_VARIANTS = {
 def test_each_right_variant_is_right_on_the_model(name):
     feedback = check_stops({**ANSWER, **RIGHT_VARIANTS[name]})
     assert feedback.right, repr(feedback)
-    assert kinds(feedback) == [RIGHT] * 4 + [NOTE]
+    assert feedback.kinds == [RIGHT] * 4 + [NOTE]
 
 
 def test_the_answer_is_right_and_the_live_sweep_agrees_and_leaves_nothing(live):
     feedback = check_stops(ANSWER, live=live)
-    assert feedback.right and kinds(feedback) == [RIGHT] * 4 + [NOTE, NOTE]
+    assert feedback.right and feedback.kinds == [RIGHT] * 4 + [NOTE, NOTE]
     assert "the four rows swept together on the model: [[b'lease_epoch', b'stalled'], []]" in \
-        texts(feedback)
-    assert "the live server's sweep of the same rows gave the same reply" in texts(feedback)
+        feedback.text
+    assert "the live server's sweep of the same rows gave the same reply" in feedback.text
     assert live.dataset() == {}
 
 
 def test_a_key_that_is_not_a_read_is_noted_and_ignored():
     feedback = check_stops({**ANSWER, "payload": None})
-    assert feedback.right and "'payload' is not one of the reads" in texts(feedback)
+    assert feedback.right and "'payload' is not one of the reads" in feedback.text
 
 
 # -- the catalogue of wrong rows, read by read --------------------------------------------------
@@ -154,11 +142,11 @@ def test_each_wrong_row_is_rejected_with_where_it_stopped_and_nothing_given_away
     row, message = WRONG_ROWS[read][name]
     feedback = check_stops({**ANSWER, read: row})
     assert not feedback.right
-    wrong = finding(feedback, read)
+    wrong = feedback.about(read)
     assert wrong.kind == WRONG and message in wrong.text, wrong.text
     assert [f.kind for f in feedback.findings if not f.text.startswith(f"{read}: ")][:3] == \
         [RIGHT] * 3, "the three right rows stay right"
-    assert not [word for word in GIVEAWAYS if word in texts(feedback)], texts(feedback)
+    assert not [word for word in GIVEAWAYS if word in feedback.text], feedback.text
 
 
 def machine_stop(decide_member, row):
@@ -181,7 +169,7 @@ def test_where_the_checker_says_a_wrong_row_stops_is_where_both_machines_stop(re
     stored = _row_bytes(row, NOW)
     verdict, asked = decide_row(NOW, STOP_MAX_STALLED, stored)
     assert machine_stop(native.decide_member, stored) == (asked[-1].value, verdict.kind)
-    text = finding(check_stops({**ANSWER, read: row}), read).text
+    text = check_stops({**ANSWER, read: row}).about(read).text
     stop = asked[-1].value
     assert f"at {stop}" in text and (verdict.kind in text or verdict.refusal)
 
@@ -190,12 +178,12 @@ def test_a_stamp_typed_from_the_live_servers_run_id_is_named_not_reported_as_a_b
     rows = {**ANSWER, "stalled": {"lease_epoch": live.run_id}}
     feedback = check_stops(rows, live=live)
     assert not feedback.right
-    assert "stalled: that is your live server's run_id, not every server's" in texts(feedback)
-    assert "report this as a bug" not in texts(feedback)
+    assert "stalled: that is your live server's run_id, not every server's" in feedback.text
+    assert "report this as a bug" not in feedback.text
 
 
 def test_rows_that_are_not_a_dict_or_miss_a_read_are_named_without_raising():
-    assert "rows is list: make it a dict" in texts(check_stops([]))
+    assert "rows is list: make it a dict" in check_stops([]).text
     missing = check_stops({"type": None})
     assert not missing.right
     assert [f.text for f in missing.findings if f.kind == WRONG] == [
@@ -204,7 +192,7 @@ def test_rows_that_are_not_a_dict_or_miss_a_read_are_named_without_raising():
 
 def test_a_row_that_refuses_keeps_the_swept_reply_a_refusal():
     feedback = check_stops({**ANSWER, "type": "a string"})
-    assert texts(feedback).splitlines()[-1] == (
+    assert feedback.text.splitlines()[-1] == (
         "the four rows swept together on the model: 'WRONGTYPE Operation against a key holding "
         "the wrong kind of value'")
 
@@ -218,16 +206,16 @@ def stored_rows():
 
 def test_the_stored_rows_are_not_right_and_their_feedback_gives_no_row_away():
     feedback = check_stops(stored_rows())
-    assert not feedback.right and kinds(feedback).count(WRONG) == 3
-    assert not [word for word in GIVEAWAYS if word in texts(feedback)]
+    assert not feedback.right and feedback.kinds.count(WRONG) == 3
+    assert not [word for word in GIVEAWAYS if word in feedback.text]
 
 
 def test_the_stored_attempts_feedback_names_what_is_wrong_with_each_row_not_the_recipe():
     feedback = check_stops(stored_rows())
     for read in ("type", "group", "stalled"):
-        text = finding(feedback, read).text
+        text = feedback.about(read).text
         assert text.startswith(f"{read}: it stops at lease_epoch instead (exempt): it went past "
                                "type and group, and the stamp comparison settled it. "), text
     assert "see the branches after NEED_TYPE in trafikey_decide_member" in \
-        finding(feedback, "type").text
-    assert "THIS_PROCESS" not in texts(feedback) and "this process's" not in texts(feedback)
+        feedback.about("type").text
+    assert "THIS_PROCESS" not in feedback.text and "this process's" not in feedback.text

@@ -1,18 +1,17 @@
 """The exercise checkers: a right answer is called right, each kind of wrong one is called wrong
 with the reason the learner needs, and no attempt makes a checker raise."""
 
+import importlib
+import inspect
 import re
+import threading
 
-from trafikey_lab.course.feedback import RIGHT, WRONG
-from trafikey_lab.course.one_value import SHAPE_CASES, check_shape_check
+import pytest
 
-
-def kinds(feedback):
-    return [f.kind for f in feedback.findings]
-
-
-def texts(feedback):
-    return "\n".join(f.text for f in feedback.findings)
+from trafikey_lab.course import attempts
+from trafikey_lab.course.feedback import RIGHT, WRONG, Feedback, Finding
+from trafikey_lab.course.one_value_per_process import SHAPE_CASES, check_shape_check
+from trafikey_lab.course.registry import NOTEBOOKS
 
 
 # -- 01: the shape check ----------------------------------------------------------------------
@@ -21,8 +20,8 @@ def texts(feedback):
 def test_a_correct_shape_check_agrees_with_the_module_on_every_value():
     feedback = check_shape_check(
         lambda value: len(value) == 40 and all(b in b"0123456789abcdef" for b in value))
-    assert feedback.right and kinds(feedback) == [RIGHT, RIGHT]
-    assert f"all {len(SHAPE_CASES)} named values" in texts(feedback)
+    assert feedback.right and feedback.kinds == [RIGHT, RIGHT]
+    assert f"all {len(SHAPE_CASES)} named values" in feedback.text
     assert repr(feedback).startswith("RIGHT: ")
 
 
@@ -56,16 +55,16 @@ def test_a_check_built_on_int_base_16_lets_through_what_int_accepts():
 
 def test_a_check_that_raises_or_returns_no_bool_is_wrong_without_raising():
     raising = check_shape_check(lambda value: value.decode("ascii")[39] in "0123456789abcdef")
-    assert "b\"\": your check raised IndexError" in texts(raising)
+    assert "b\"\": your check raised IndexError" in raising.text
     matching = check_shape_check(lambda value: re.fullmatch(rb"[0-9a-f]{40}", value))
-    assert "NOW: your check returned <re.Match" in texts(matching)
-    assert "wrap the test in bool(...)" in texts(matching)
+    assert "NOW: your check returned <re.Match" in matching.text
+    assert "wrap the test in bool(...)" in matching.text
     assert not raising.right and not matching.right
 
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
     feedback = check_shape_check(None)
-    assert kinds(feedback) == [WRONG] and "is not a function" in texts(feedback)
+    assert feedback.kinds == [WRONG] and "is not a function" in feedback.text
 
 
 # -- 02 and 03: their catalogues are in test_exercise_lease_move.py and test_exercise_stops.py
@@ -75,3 +74,62 @@ def test_something_that_is_not_a_function_is_told_to_be_one():
 
 
 # -- 05: its catalogue is in test_exercise_promotion.py --------------------------------------
+
+
+# -- one checker contract, one safe run of an attempt ------------------------------------------
+
+def checkers():
+    for entry in NOTEBOOKS:
+        face = importlib.import_module(entry.module)
+        yield from ((entry.stem, getattr(face, name)) for name in face.__all__
+                    if name.startswith("check_"))
+
+
+def test_every_checker_takes_the_attempt_then_the_live_executor_by_keyword_only():
+    found = list(checkers())
+    assert len(found) == 7, [stem for stem, _ in found]
+    for stem, checker in found:
+        first, *rest = inspect.signature(checker).parameters.values()
+        assert first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, (stem, first)
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in rest), (stem, rest)
+        live = inspect.signature(checker).parameters.get("live")
+        assert live is not None and live.default is None, stem
+        assert inspect.signature(checker).return_annotation is Feedback, stem
+
+
+def test_the_runner_says_what_an_attempt_did_and_never_raises():
+    assert attempts.run(...) == attempts.NotAFunction(...)
+    assert attempts.run(lambda x: x + 1, 1) == attempts.Returned(2)
+    raised = attempts.run(lambda: 1 / 0)
+    assert isinstance(raised, attempts.Raised) and raised.text == "ZeroDivisionError: division by zero"
+    exited = attempts.run(lambda: exit(3))  # even what a plain except would let through
+    assert isinstance(exited, attempts.Raised) and isinstance(exited.error, SystemExit)
+
+
+def test_an_attempt_that_hands_the_question_to_the_library_is_not_run():
+    ran = []
+
+    def my_check(value):
+        ran.append(value)
+        return valid_run_id(value)  # noqa: F821 - read from the code, never run
+
+    assert attempts.run(my_check, b"x") == attempts.Borrowed("valid_run_id")
+    assert ran == []
+
+
+def test_an_attempt_past_the_time_limit_is_left_running_and_told_it_ran_too_long():
+    release = threading.Event()
+    outcome = attempts.run(release.wait, 5, limit_s=0.05)
+    assert outcome == attempts.TimedOut(0.05)
+    runaway = [t for t in threading.enumerate() if t.name == "trafikey-lab attempt"]
+    assert runaway and all(t.daemon for t in runaway)
+    release.set()
+
+
+def test_feedback_answers_its_kinds_its_text_and_the_finding_about_a_case():
+    feedback = Feedback("x", (Finding(RIGHT, "NOW: right"), Finding(WRONG, "ZERO: wrong")))
+    assert feedback.kinds == [RIGHT, WRONG]
+    assert feedback.text == "NOW: right\nZERO: wrong"
+    assert feedback.about("ZERO") == Finding(WRONG, "ZERO: wrong")
+    with pytest.raises(LookupError, match="0 findings about 'ONE'"):
+        feedback.about("ONE")

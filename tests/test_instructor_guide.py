@@ -1,27 +1,19 @@
 """docs/instructor-guide.md stays true to the course: its plan to the notebooks' own minutes,
 its commands to the Makefile, its troubleshooting table to the doctor's checks."""
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
+from trafikey_lab.course.registry import NOTEBOOKS
+
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "instructor-guide.md"
-NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 # | session | start | minutes | part |: session "before", "after" or a number; start H:MM in a
 # session, empty for "before", "after" and a session's total
 PLAN_ROW = re.compile(r"^\| (before|after|\d+) \| (\d+:\d\d)? *\| (?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
 SESSION_MINUTES = 90
-
-
-def stated_minutes(notebook: Path) -> int:
-    """The minutes a notebook's header states: "**Time:** about N minutes"."""
-    header = "".join(json.loads(notebook.read_text())["cells"][0]["source"])
-    found = re.search(r"\*\*Time:\*\* about (\d+) minutes", header)
-    assert found, f"{notebook.name}'s first cell states no '**Time:** about N minutes'"
-    return int(found.group(1))
 
 
 def plan() -> list[tuple[str, str | None, int, str]]:
@@ -31,12 +23,14 @@ def plan() -> list[tuple[str, str | None, int, str]]:
             if (m := PLAN_ROW.match(line))]
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
-def test_the_plan_gives_each_notebook_the_minutes_its_header_states(notebook):
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda entry: entry.stem)
+def test_the_plan_gives_each_notebook_the_minutes_the_registry_states(notebook):
+    """The registry's minutes are the notebook's header's (tests/test_notebooks.py holds
+    the two together)."""
     rows = [minutes for _, _, minutes, part in plan() if f"`{notebook.stem}`" in part]
-    assert rows == [stated_minutes(notebook)], (
-        f"the guide's plan gives {notebook.stem} {rows} minutes; its header states "
-        f"{stated_minutes(notebook)}. Change one so they agree.")
+    assert rows == [notebook.minutes], (
+        f"the guide's plan gives {notebook.stem} {rows} minutes; the course registry and its "
+        f"header state {notebook.minutes}. Change one so they agree.")
 
 
 def test_the_plan_covers_every_notebook_in_course_order_and_nothing_else_named_like_one():

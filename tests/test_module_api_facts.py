@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from trafikey_lab import LiveExecutor, Queue, choose_server
-from trafikey_lab.course.beyond import aof_commands
+from trafikey_lab.course.beyond_one_server import aof_commands
 
 QUEUE = Queue("{facts}")
 LONG = 60_000

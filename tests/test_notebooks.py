@@ -299,3 +299,156 @@ def test_every_stored_figure_says_what_it_shows_in_its_text_and_its_alt(name):
         assert text and not text.startswith("<Figure"), f"{name}: a figure stored as {text!r}"
         img = "".join(output["data"].get("text/html", ""))
         assert re.search(r'<img [^>]*alt="[^"]{20,}"', img), f"{name}: a figure without alt text"
+
+
+# -- the registry and each notebook's one face -----------------------------------------------
+
+import ast  # noqa: E402
+import importlib  # noqa: E402
+
+from trafikey_lab.course import registry  # noqa: E402
+
+SETUP = "trafikey_lab.course"
+
+
+def test_the_registry_lists_every_notebook_in_course_order_and_nothing_else():
+    assert [entry.stem for entry in registry.NOTEBOOKS] == list(MINE)
+    assert [entry.number for entry in registry.NOTEBOOKS] == [stem[:2] for stem in MINE]
+
+
+@pytest.mark.parametrize("entry", registry.NOTEBOOKS, ids=lambda entry: entry.stem)
+def test_each_notebooks_title_and_minutes_are_its_registry_entrys(entry):
+    assert load(entry.stem).cells[0].source.splitlines()[0] == f"# {entry.title}"
+    assert stated_minutes(entry.stem) == entry.minutes
+
+
+def lab_imports(source: str) -> list[tuple[str, str | None, str]]:
+    """(module, name or None for the module itself, the name it is bound to) for each import of
+    trafikey_lab in a cell."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(a.name, None, a.asname or a.name) for a in node.names
+                      if a.name.split(".")[0] == "trafikey_lab"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == \
+                "trafikey_lab":
+            found += [(node.module, a.name, a.asname or a.name) for a in node.names]
+    return found
+
+
+def face_problems(entry, sources: list[str]) -> list[str]:
+    """What a notebook's cells import from the lab beyond the setup module and its own module's
+    public face (`__all__`), attributes of that module used through its name included."""
+    face = importlib.import_module(entry.module)
+    public = set(face.__all__)
+    own = entry.module.rsplit(".", 1)
+    problems, aliases = [], set()
+    for source in sources:
+        for module, name, bound in lab_imports(source):
+            if module == SETUP and name is None:
+                continue
+            if module == own[0] and name == own[1]:
+                aliases.add(bound)
+            elif module != entry.module:
+                problems.append(f"imports {name or module} from {module}")
+            elif name not in public:
+                problems.append(f"imports {name}, which {entry.module}.__all__ does not name")
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in aliases and node.attr not in public:
+                problems.append(f"uses {node.value.id}.{node.attr}, which "
+                                f"{entry.module}.__all__ does not name")
+    return problems
+
+
+@pytest.mark.parametrize("entry", registry.NOTEBOOKS, ids=lambda entry: entry.stem)
+def test_each_notebook_imports_from_the_lab_only_the_setup_and_its_own_modules_face(entry):
+    sources = [cell.source for cell in load(entry.stem).cells if cell.cell_type == "code"]
+    assert face_problems(entry, sources) == []
+
+
+def test_the_face_check_refuses_another_module_a_name_off_the_face_and_an_attribute_off_it():
+    entry = registry.notebook("03")
+    assert face_problems(entry, [
+        "from trafikey_lab.sweep import decide_member",
+        "from trafikey_lab.course.one_reader import _row_bytes",
+        "from trafikey_lab.course import one_reader\none_reader.KINDS",
+        "import trafikey_lab.doctor",
+    ]) == [
+        "imports decide_member from trafikey_lab.sweep",
+        "imports _row_bytes, which trafikey_lab.course.one_reader.__all__ does not name",
+        "imports trafikey_lab.doctor from trafikey_lab.doctor",
+        "uses one_reader.KINDS, which trafikey_lab.course.one_reader.__all__ does not name",
+    ]
+    assert face_problems(entry, ["from trafikey_lab.course.one_reader import lay_out"]) == []
+
+
+@pytest.mark.parametrize("entry", registry.NOTEBOOKS, ids=lambda entry: entry.stem)
+def test_every_name_a_notebooks_face_promises_is_there(entry):
+    face = importlib.import_module(entry.module)
+    assert [name for name in face.__all__ if not hasattr(face, name)] == []
+
+
+def test_the_readmes_course_table_has_one_row_per_registered_notebook_in_order():
+    readme = (NOTEBOOKS.parent / "README.md").read_text()
+    table = readme.split("\n## The course\n", 1)[1].strip().split("\n\n", 1)[0]
+    stems = re.findall(r"^\| `(\d\d_\w+)` \|", table, re.MULTILINE)
+    assert stems == [entry.stem for entry in registry.NOTEBOOKS]
+
+
+# -- the floors: widgets and plots stand on the core, course/ only reaches widgets in a face --
+
+PACKAGE = NOTEBOOKS.parent / "trafikey_lab"
+
+
+def imported_modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return found
+
+
+def reaching(folder: str, into: str) -> dict[str, list[str]]:
+    """Each module of `folder` that imports from `into`, with what it imports from there."""
+    prefix = f"trafikey_lab.{into}"
+    found = {}
+    for path in sorted((PACKAGE / folder).glob("*.py")):
+        hits = sorted(m for m in imported_modules(path) if m == prefix or m.startswith(prefix + "."))
+        if hits:
+            found[path.stem] = hits
+    return found
+
+
+def test_no_widget_and_no_plot_imports_anything_of_the_course():
+    assert reaching("widgets", "course") == {}
+    assert reaching("plots", "course") == {}
+    assert reaching("plots", "widgets") == {}
+
+
+def test_in_the_course_only_a_notebooks_own_module_imports_a_widget():
+    faces = {entry.module.rsplit(".", 1)[1] for entry in registry.NOTEBOOKS}
+    assert set(reaching("course", "widgets")) <= faces
+
+
+def test_the_pure_modules_the_course_added_import_no_floor_above_the_core():
+    for name in ("questions", "readings", "restart_costs", "traces"):
+        modules = imported_modules(PACKAGE / f"{name}.py")
+        above = sorted(m for m in modules if m.startswith(("trafikey_lab.course",
+                                                            "trafikey_lab.widgets",
+                                                            "trafikey_lab.plots", "ipywidgets",
+                                                            "matplotlib")))
+        assert above == [], name
+
+
+def test_the_projector_app_shows_widgets_only_from_the_faces_of_registered_notebooks():
+    app = nbformat.read(NOTEBOOKS.parent / "app" / "projector.ipynb", as_version=4)
+    faces = {entry.module: importlib.import_module(entry.module) for entry in registry.NOTEBOOKS}
+    imports = [found for cell in app.cells if cell.cell_type == "code"
+               for found in lab_imports(cell.source) if found[0] != SETUP]
+    assert len(imports) == 3
+    assert [(module, name) for module, name, _ in imports
+            if module not in faces or name not in faces[module].__all__] == []

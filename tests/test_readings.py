@@ -9,13 +9,14 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
-from trafikey_lab.course.one_value import (
+from trafikey_lab.questions import ONE_VALUE_PER_PROCESS as QUESTION
+from trafikey_lab.widgets.diagnostic import Diagnostic
+from trafikey_lab.readings import (
     BAD_SHAPE,
     LOAD_WARNING,
     MODULE_LOAD_REFUSED,
     NAMED_VALUES,
     NO_RUN_ID_FIELD,
-    question,
     read_value,
     readings_table,
 )
@@ -190,7 +191,7 @@ def stamp_each_option_counts(r: bytes) -> list[bytes | None]:
 
 
 def test_the_question_has_one_right_option_and_every_wrong_one_names_its_misconception():
-    q = question()
+    q = QUESTION
     assert [option.right for option in q.options] == [False, False, True, False, False]
     assert all(option.misconception for option in q.options if not option.right)
     misconceptions = " / ".join(option.misconception or "" for option in q.options)
@@ -200,11 +201,11 @@ def test_the_question_has_one_right_option_and_every_wrong_one_names_its_misconc
 
 def test_the_c_counts_only_the_stamp_the_right_option_names():
     counted = [not native.exempt(stamp, epoch.NOW) for stamp in stamp_each_option_counts(epoch.NOW)]
-    assert counted == [option.right for option in question().options]
+    assert counted == [option.right for option in QUESTION.options]
 
 
 def test_the_options_whys_name_the_c_function_that_decides_each_step():
-    shape, _, right, _, _ = question().options
+    shape, _, right, _, _ = QUESTION.options
     assert "exempt under any R but forty 0s itself" in shape.why
     assert native.exempt(epoch.ZERO, epoch.NOW) and not native.exempt(epoch.ZERO, epoch.ZERO)
     assert right.why.startswith("trafikey_exempt decides the exemption")
@@ -222,11 +223,11 @@ def test_the_live_sweep_without_any_restart_counts_only_the_right_options_stamp(
     live.sweep(queue, 10)
     counted = [live.row(queue, f"job-{number}").get(b"stalled") == b"1"
                for number in range(len(stamps))]
-    assert counted == [option.right for option in question().options]
+    assert counted == [option.right for option in QUESTION.options]
 
 
 def test_choosing_a_wrong_option_names_its_misconception_and_the_right_one_says_right():
-    q = question()
+    q = Diagnostic(QUESTION)
     q.choose("B")
     assert "the stamp comparison ignores case" in q.answer.value
     q.choose("C")

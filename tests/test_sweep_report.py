@@ -5,6 +5,7 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
+from trafikey_lab.questions import ONE_READER as QUESTION
 from trafikey_lab.course.one_reader import (
     KINDS,
     MAX_STALLED,
@@ -12,7 +13,6 @@ from trafikey_lab.course.one_reader import (
     lay_out,
     member_table,
     plan_rows,
-    question,
     queue_state,
     rows_for,
     spoil,
@@ -156,7 +156,7 @@ def test_a_declared_key_of_the_wrong_type_refuses_before_any_member_is_decided(m
 
 
 def test_the_question_has_exactly_one_right_option_and_each_wrong_one_names_a_misconception():
-    options = question().options
+    options = QUESTION.options
     assert sum(option.right for option in options) == 1
     assert all(option.misconception for option in options if not option.right)
 
@@ -165,7 +165,7 @@ def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_s
         executor, queue):
     """The right option, held against the model's decision, the C's one hash read and both
     executors' sweep of the member the question describes."""
-    right = question().right
+    right = QUESTION.right
     row = {b"state": b"active", b"attempts": b"1", b"lease_epoch": epoch.ZERO, b"stalled": b"2"}
     verdict, asked = decide_row(epoch.NOW, MAX_STALLED, row)
     assert verdict.kind == "exempt" and asked == [Need.TYPE, Need.GROUP, Need.EPOCH]

@@ -207,7 +207,7 @@ GIVES_THE_ANSWER_AWAY = ("stalled2_info", "sweep_reading_info", "redis.call", "s
 
 @pytest.mark.parametrize("sweep,says", WRONG_SWEEPS, ids=[s.__name__ for s, _ in WRONG_SWEEPS])
 def test_the_restart_checker_rejects_each_wrong_sweep_saying_what_went_wrong(live, sweep, says):
-    feedback = check_sweep_survives_restart(sweep, live, QUEUE)
+    feedback = check_sweep_survives_restart(sweep, live=live, queue=QUEUE)
     assert not feedback.right
     text = repr(feedback)
     assert text.startswith("NOT YET: ") and says in text
@@ -246,7 +246,7 @@ RIGHT_SWEEPS = [reads_info_in_the_script, reads_every_info_section_with_another_
 
 @pytest.mark.parametrize("sweep", RIGHT_SWEEPS, ids=[s.__name__ for s in RIGHT_SWEEPS])
 def test_the_restart_checker_accepts_each_script_that_reads_the_run_id_itself(live, sweep):
-    feedback = check_sweep_survives_restart(sweep, live, QUEUE)
+    feedback = check_sweep_survives_restart(sweep, live=live, queue=QUEUE)
     assert feedback.right, repr(feedback)
     assert "sent the job back to pending uncounted every time" in repr(feedback)
     assert "left the 5 other rows of the queue as the verb leaves them" in repr(feedback)
@@ -256,14 +256,14 @@ def test_the_restart_checker_accepts_each_script_that_reads_the_run_id_itself(li
 def test_the_restart_checker_says_what_it_saw_not_why_it_happened(live):
     """The right answer's message reports what the runs showed; it does not claim to know
     which run_id the sweep compared with, which no run observes."""
-    text = repr(check_sweep_survives_restart(reads_info_in_the_script, live, QUEUE))
+    text = repr(check_sweep_survives_restart(reads_info_in_the_script, live=live, queue=QUEUE))
     assert "compared the stamp with" not in text
 
 
 def test_a_counted_restart_is_told_without_pointing_at_the_fix(live):
     """The stored attempt's feedback says what went wrong, not where the run_id should come
     from: that is the exercise (and its hint)."""
-    text = repr(check_sweep_survives_restart(stored_attempt, live, QUEUE))
+    text = repr(check_sweep_survives_restart(stored_attempt, live=live, queue=QUEUE))
     assert "should have been exempt" in text
     assert not any(word in text for word in ("read before", "had gone", "inside", "INFO itself"))
 
@@ -292,7 +292,7 @@ def test_the_control_rows_are_what_the_model_decides_for_them(live):
 
 
 def test_the_restart_checker_restarts_before_every_command_a_right_sweep_sends(live):
-    feedback = check_sweep_survives_restart(an_unused_info_first, live, QUEUE)
+    feedback = check_sweep_survives_restart(an_unused_info_first, live=live, queue=QUEUE)
     assert "before each of the 2 commands it sends, in turn" in repr(feedback)
 
 
@@ -301,16 +301,16 @@ def test_the_restart_checker_turns_an_attempt_that_raises_or_is_not_a_function_i
     def broken(client, queue):
         raise KeyError("run_id")
 
-    feedback = check_sweep_survives_restart(broken, live, QUEUE)
+    feedback = check_sweep_survives_restart(broken, live=live, queue=QUEUE)
     assert not feedback.right and "your sweep raised KeyError" in repr(feedback)
-    feedback = check_sweep_survives_restart("EMQ.STALLED.CHECK", live, QUEUE)
+    feedback = check_sweep_survives_restart("EMQ.STALLED.CHECK", live=live, queue=QUEUE)
     assert not feedback.right and "define it as a function" in repr(feedback)
 
 
 def test_the_restart_checker_does_not_restart_a_server_the_lab_did_not_start():
 
     external = LiveExecutor(choose_server(url="redis://127.0.0.1:1"))
-    feedback = check_sweep_survives_restart(reads_info_in_the_script, external, QUEUE)
+    feedback = check_sweep_survives_restart(reads_info_in_the_script, live=external, queue=QUEUE)
     assert not feedback.right and "Unset TRAFIKEY_VALKEY_URL" in repr(feedback)
 
 
@@ -323,5 +323,5 @@ def test_the_restart_checker_does_not_call_a_long_sweep_right_on_the_restarts_it
             client.ping()
         reads_info_in_the_script(client, queue)
 
-    feedback = check_sweep_survives_restart(three_pings_then_the_right_script, live, QUEUE)
+    feedback = check_sweep_survives_restart(three_pings_then_the_right_script, live=live, queue=QUEUE)
     assert not feedback.right and "sends more than 2 commands" in repr(feedback)

@@ -3,7 +3,8 @@ misconception, and a choice answers with the right feedback."""
 
 import pytest
 
-from trafikey_lab.widgets.diagnostic import Option, Question
+from trafikey_lab.questions import Option, Question
+from trafikey_lab.widgets.diagnostic import Diagnostic
 
 RIGHT = Option("the stamp differs", why="The sweep compares bytes.", right=True)
 WRONG = Option("the sweep re-checks the shape", why="It compares bytes only.",
@@ -11,7 +12,7 @@ WRONG = Option("the sweep re-checks the shape", why="It compares bytes only.",
 
 
 def test_a_choice_shows_its_why_and_a_wrong_one_names_its_misconception():
-    question = Question("Why is an upper-case stamp exempt?", [RIGHT, WRONG])
+    question = Diagnostic(Question("Why is an upper-case stamp exempt?", [RIGHT, WRONG]))
     assert "Choose an option" in question.answer.value
     question.choose("B")
     assert "✗" in question.answer.value
@@ -22,7 +23,7 @@ def test_a_choice_shows_its_why_and_a_wrong_one_names_its_misconception():
 
 
 def test_its_text_lists_the_prompt_and_every_option_without_the_answer():
-    question = Question("Why?", [RIGHT, WRONG])
+    question = Diagnostic(Question("Why?", [RIGHT, WRONG]))
     assert repr(question) == ("Check yourself. Why?\n  A. the stamp differs\n"
                               "  B. the sweep re-checks the shape")
     assert question._repr_mimebundle_()["text/plain"] == repr(question)

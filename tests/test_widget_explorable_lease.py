@@ -9,7 +9,7 @@ import html  # noqa: E402
 import pytest  # noqa: E402
 
 from trafikey_lab import schedule as S  # noqa: E402
-from trafikey_lab.course.across_restart import QUEUE  # noqa: E402
+from trafikey_lab.traces import QUEUE  # noqa: E402
 from trafikey_lab.executors import LiveExecutor  # noqa: E402
 from trafikey_lab.histories import JOB  # noqa: E402
 from trafikey_lab.plots.alt import alt_text  # noqa: E402

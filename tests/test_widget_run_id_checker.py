@@ -4,7 +4,7 @@ import ipywidgets as widgets
 import pytest
 
 from trafikey_lab import epoch
-from trafikey_lab.course.one_value import NAMED_VALUES, read_value
+from trafikey_lab.readings import NAMED_VALUES, read_value
 from trafikey_lab.widgets.run_id_checker import TYPE_YOUR_OWN, RunIdChecker
 
 

@@ -315,7 +315,13 @@ def doc_title(path: Path) -> str:
 
 
 def toc() -> str:
-    chapters = "".join(f"      - file: {NOTEBOOKS}/{path.stem}\n" for path in notebooks())
+    # The course's order is its registry's; a notebook there but not on disk fails the build.
+    from trafikey_lab.course.registry import NOTEBOOKS as REGISTERED
+
+    missing = [entry.file for entry in REGISTERED if not (REPO / NOTEBOOKS / entry.file).exists()]
+    if missing:
+        raise BookError(f"the course registry names {', '.join(missing)}, not in {NOTEBOOKS}/")
+    chapters = "".join(f"      - file: {NOTEBOOKS}/{entry.stem}\n" for entry in REGISTERED)
     docs = "".join(f"      - file: {doc.removesuffix('.md')}\n" for doc in DOCS)
     return ("# Written by tools/book.py: the notebooks in course order, then the guides.\n"
             "format: jb-book\nroot: index\nparts:\n"

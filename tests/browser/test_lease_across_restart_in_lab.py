@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from trafikey_lab import HISTORIES
-from trafikey_lab.course.across_restart import counterfactual_note, play_on_model
+from trafikey_lab.traces import counterfactual_note, play_on_model
 
 from .notebook import course_notebook
 from .widgets import AGREE, ANSWER_TIMEOUT, LeaseAcrossRestartView

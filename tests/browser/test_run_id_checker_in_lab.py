@@ -11,7 +11,7 @@ import re
 import pytest
 
 from trafikey_lab import epoch
-from trafikey_lab.course.one_value import NAMED_VALUES, read_value
+from trafikey_lab.readings import NAMED_VALUES, read_value
 
 from .notebook import course_notebook
 from .widgets import RunIdCheckerView

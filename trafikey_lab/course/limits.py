@@ -52,7 +52,7 @@ SYNC_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True)
 class Shown:
-    """What one caveat's run showed, as lines to print."""
+    """What one limit's run showed, as lines to print."""
 
     lines: tuple[str, ...]
 
@@ -95,6 +95,22 @@ def replica_of(primary: LabServer):
         yield replica
     finally:
         replica.stop()
+
+
+@contextmanager
+def failed_over(server: LabServer):
+    """A failover and a failback with no restart: a replica of `server` is promoted and
+    `server` follows it, in sync, for the block (which gets the new primary); then `server` is
+    promoted back, however the block ends, and the other server stopped."""
+    with replica_of(server) as other:
+        client_of(other).execute_command("REPLICAOF", "NO", "ONE")
+        client_of(server).execute_command("REPLICAOF", "127.0.0.1", str(other.port))
+        try:
+            # The replication id a replica reports is its primary's only once it has synced.
+            wait_in_sync(other, server)
+            yield other
+        finally:
+            client_of(server).execute_command("REPLICAOF", "NO", "ONE")
 
 
 def _claim_one(live: Executor, queue: Queue) -> int:
@@ -142,11 +158,8 @@ def failback(server: LabServer, queue: Queue) -> Shown:
     live = LiveExecutor(server)
     deadline = _claim_one(live, queue)
     stamp = live.row(queue, JOB).get(b"lease_epoch")
-    with replica_of(server) as other:
-        client_of(other).execute_command("REPLICAOF", "NO", "ONE")
-        live.client.execute_command("REPLICAOF", "127.0.0.1", str(other.port))
-        wait_in_sync(other, server)
-        live.client.execute_command("REPLICAOF", "NO", "ONE")
+    with failed_over(server):
+        pass
     same_process = live.run_id == server.run_id
     kept = live.row(queue, JOB).get(b"lease_epoch") == stamp
     return _sweep_once_expired(live, queue, deadline, (

@@ -19,13 +19,22 @@ from trafikey_lab.course.feedback import (
     Finding,
     feedback,
 )
+from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
-from trafikey_lab.sweep import Need
+from trafikey_lab.module.build import c_excerpt
+from trafikey_lab.questions import ONE_READER
+from trafikey_lab.sweep import Need, Seen, decide_member
 from trafikey_lab.table import Table
 from trafikey_lab.text import plain, short
+from trafikey_lab.traces import describe_write
+from trafikey_lab.widgets.diagnostic import Diagnostic
+
+__all__ = ["NOW", "REFUSALS", "THIS_PROCESS", "ZERO", "Seen", "c_excerpt", "check_stops",
+           "decide_member", "lay_out", "member_table", "plan_table", "queue_state", "question",
+           "spoil", "try_sweep"]
 
 MAX_STALLED = 3
 """The budget the layout is built for: the dead member's stalled 2 becomes 3 and reaches it."""
@@ -121,11 +130,6 @@ def try_sweep(executor: Executor, queue: Queue, max_stalled: int = MAX_STALLED):
         return refusal.text
 
 
-def describe_write(write: tuple[bytes, ...]) -> str:
-    """One write as a command line: `ZADD {q}:pending 0 exempt`."""
-    return " ".join(plain(part) for part in write)
-
-
 def plan_rows(plan) -> list[tuple[str, str, str, str, str]]:
     """The model's read pass, one row per member: (member, reads asked in order, where it
     stopped, verdict, the writes the verdict implies, member by member as the model makes them;
@@ -198,43 +202,12 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
     return Table(("member", "in", "row"), tuple(rows))
 
 
-def question():
+
+
+def question() -> Diagnostic:
     """03's diagnostic question: what this module's sweep fetches of an exempt member's row,
     what its decision is shown, and what it writes."""
-    from trafikey_lab.widgets.diagnostic import Option, Question
-
-    return Question(
-        "An expired member of active has a row with no group field, a lease_epoch written by "
-        "another process, and stalled 2. What does this module's EMQ.STALLED.CHECK do with it, "
-        "with max_stalled 3?", [
-            Option("It fetches group and lease_epoch only: stalled is fetched only for a "
-                   "counted lease.", misconception="the sweep reads stalled only for counted "
-                                                   "leases",
-                   why="that is the dive's Rust sweep, which reads one field per question. This "
-                       "module fetches all three fields with one HashGet for every hash row; "
-                       "what is lazy is the decision, which is never shown stalled here."),
-            Option("It checks that lease_epoch is 40 lowercase hex characters before it "
-                   "compares it with the run_id.",
-                   misconception="the sweep re-checks the stamp's shape",
-                   why="trafikey_exempt compares bytes only: the lengths, then memcmp. The shape "
-                       "check runs once, at load, on the server's own run_id."),
-            Option("It fetches group, lease_epoch and stalled in one hash read, shows its "
-                   "decision only the type, group and lease_epoch, and sends the job back to "
-                   "pending with stalled still 2.", right=True,
-                   why="decide_row calls ValkeyModule_HashGet for the three fields of every "
-                       "hash row. The step machine asks for the type, group, then lease_epoch, "
-                       "and the foreign stamp settles the verdict: exempt. The write pass sets "
-                       "state pending and does not write stalled."),
-            Option("It leaves the job in active: for this process the lease has not expired.",
-                   misconception="exempt means not expired",
-                   why="the member was picked because its deadline is past. Exempt means its "
-                       "expiry is not counted as a stall: the job goes back to pending and is "
-                       "listed among the recovered ids."),
-            Option("It sends the job back to pending with stalled 0: the restart cleared the "
-                   "old process's stalls.", misconception="a restart resets stalled",
-                   why="nothing resets stalled. The exempt member's one row write is HSET state "
-                       "pending, so stalled stays 2."),
-        ])
+    return Diagnostic(ONE_READER)
 
 
 # -- 03: a row that stops the sweep's decision at each read -----------------------------------
@@ -318,7 +291,8 @@ def _stop_finding(read: str, stopped: str, verdict: str) -> Finding:
                           + _STOP_ADVICE[read])
 
 
-def check_stops(rows, live: Executor | None = None, queue: Queue = EXERCISE_QUEUE) -> Feedback:
+def check_stops(rows, *, live: Executor | None = None,
+                queue: Queue = EXERCISE_QUEUE) -> Feedback:
     """rows maps each read (type, group, lease_epoch, stalled) to a row meant to stop the
     sweep's decision there: None for no row, a dict for a hash (THIS_PROCESS for the sweeping
     server's run_id), text for a string key. Each row is decided by the model's step machine

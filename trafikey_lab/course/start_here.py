@@ -1,27 +1,34 @@
-"""Notebook 00: its exercise, the sweep's decision on one expired lease written by the learner,
-and the checker that holds it against the model on boundary cases and drawn ones."""
+"""Notebook 00, start here: its exercise, the sweep's decision on one expired lease written by
+the learner, the checker that holds it against the model on boundary cases and drawn ones, and
+the names the notebook uses (the preflight check, the lease's life drawn, a history played)."""
 
-from trafikey_lab import epoch
+from trafikey_lab import epoch, sweep
+from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import (
     NOTE,
+    OUTCOMES,
+    READINGS,
     RIGHT,
     WRONG,
     Feedback,
     Finding,
-    borrowed,
-    error_text,
     feedback,
 )
+from trafikey_lab.doctor import run as preflight
+from trafikey_lab.histories import play
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
+from trafikey_lab.plots.lifecycle import draw_lifecycle
+
+__all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]
 
 # -- 00: predict what the sweep does with one expired lease ----------------------------------
 
-_PREDICTED_READINGS = ("exempt", "counted")
-_PREDICTED_OUTCOMES = ("recovered", "dead")
 BOUNDARY_CASES = 12
 _SWEEP_LIBRARY_NAMES = {"exempt", "decide_member", "decide", "decide_row", "count_stall",
                         "trafikey_exempt", "trafikey_decide_member", "plan_sweep", "sweep"}
+_SWEEP_LIBRARY = (epoch.exempt, native.exempt, native.decide_member, sweep.decide_member,
+                  sweep.decide, sweep.count_stall, decide_row)
 
 
 def _sweep_cases(seed: int) -> list[tuple[str, bytes | None, bytes, int | None, int]]:
@@ -68,28 +75,27 @@ def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
     return ("exempt" if kind == "exempt" else "counted", "dead" if kind == "dead" else "recovered")
 
 
-def check_sweep_prediction(predict, seed: int | None = None) -> Feedback:
+def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Feedback:
     """Runs the learner's `predict(lease_epoch, run_id, stalled, max_stalled)` (lease_epoch
     bytes or None when the row has none, run_id the sweeping process's bytes, stalled the row's
     count before the sweep or None when absent) over the boundary cases and fresh random ones.
     Each answer is a pair: the stamp's reading ("exempt" or "counted") and the job's outcome
     ("recovered": back to pending, or "dead"), compared with the model's sweep. The feedback
     names the cases
-    answered wrongly, never the answer they should have had."""
+    answered wrongly, never the answer they should have had. The model and the C decide:
+    `live` is taken, as every checker takes it, and not needed."""
     import secrets
 
     exercise = "predict what the sweep does with one expired lease"
-    if not callable(predict):
-        return feedback(exercise, [Finding(WRONG, f"{predict!r} is not a function: define "
-                                            "predict(lease_epoch, run_id, stalled, max_stalled)")])
-    from trafikey_lab import sweep
-
-    library = (epoch.exempt, native.exempt, native.decide_member, sweep.decide_member,
-               sweep.decide, sweep.count_stall, decide_row)
-    if (name := borrowed(predict, library, _SWEEP_LIBRARY_NAMES)) is not None:
-        return feedback(exercise, [Finding(WRONG, f"your function hands the question to the "
-                                                   f"library's own {name}: compare the stamp and "
-                                                   "count the stall yourself")])
+    match attempts.screen(predict, _SWEEP_LIBRARY, _SWEEP_LIBRARY_NAMES):
+        case attempts.NotAFunction():
+            return feedback(exercise, [Finding(WRONG, f"{predict!r} is not a function: define "
+                                                "predict(lease_epoch, run_id, stalled, "
+                                                "max_stalled)")])
+        case attempts.Borrowed(name):
+            return feedback(exercise, [Finding(WRONG, f"your function hands the question to "
+                                                       f"the library's own {name}: compare the "
+                                                       "stamp and count the stall yourself")])
     cases = _sweep_cases(secrets.randbits(32) if seed is None else seed)
     boundary, drawn = cases[:BOUNDARY_CASES], cases[BOUNDARY_CASES:]
     wrong = _wrong_predictions(predict, boundary)
@@ -113,14 +119,19 @@ def _wrong_predictions(predict, cases) -> list[str]:
     wrong = []
     for what, stamp, run_id, stalled, max_stalled in cases:
         reading, outcome = _module_answer(stamp, run_id, stalled, max_stalled)
-        try:
-            answer = predict(stamp, run_id, stalled, max_stalled)
-        except Exception as exc:
-            wrong.append(f"{what}: your function raised {error_text(exc)}; it must answer every "
-                         "row, an absent field included")
+        outcome_of_call = attempts.run(predict, stamp, run_id, stalled, max_stalled,
+                                       library=_SWEEP_LIBRARY, library_names=_SWEEP_LIBRARY_NAMES)
+        if isinstance(outcome_of_call, attempts.Raised):
+            wrong.append(f"{what}: your function raised {outcome_of_call.text}; it must answer "
+                         "every row, an absent field included")
             continue
+        if isinstance(outcome_of_call, attempts.TimedOut):
+            wrong.append(f"{what}: your function ran for more than {outcome_of_call.limit_s:g} s; "
+                         "it must answer at once")
+            continue
+        answer = getattr(outcome_of_call, "value", None)
         if (not isinstance(answer, (tuple, list)) or len(answer) != 2
-                or answer[0] not in _PREDICTED_READINGS or answer[1] not in _PREDICTED_OUTCOMES):
+                or answer[0] not in READINGS or answer[1] not in OUTCOMES):
             wrong.append(f"{what}: it answered {answer!r}; answer a pair such as "
                          "(\"exempt\", \"recovered\"): the reading, then the outcome")
         elif answer[0] != reading:

@@ -1,8 +1,10 @@
-"""Notebook 02's exercise checker."""
+"""Notebook 02, three writers: the verbs that stamp a lease. Its exercise checker (a lease
+moved to the process that runs now), its diagnostic question and the names the notebook uses."""
 
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
+from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import (
     EXERCISE_QUEUE,
     NOTE,
@@ -16,7 +18,12 @@ from trafikey_lab.course.feedback import (
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.module.build import c_excerpt
+from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.text import plain
+from trafikey_lab.widgets.diagnostic import Diagnostic
+
+__all__ = ["ReplyError", "c_excerpt", "check_lease_move", "stamp_question"]
 
 # -- 02: move a lease to the process that runs now --------------------------------------------
 
@@ -317,11 +324,13 @@ def _move_round(move, executor: Executor, queue: Queue, history, claims, where: 
     before = _leases(executor, queue, jobs)
     earliest = executor.now_ms() + MOVE_LEASE_MS
     watched = _Watched(executor)
-    raised = reply = None
-    try:
-        reply = move(watched, queue, list(claims))
-    except Exception as exc:  # the learner's code may raise anything: say what it was
-        raised = exc
+    outcome = attempts.run(move, watched, queue, list(claims))
+    if isinstance(outcome, attempts.TimedOut):
+        return [Finding(WRONG, f"{where}: your function ran for more than "
+                               f"{outcome.limit_s:g} s; a move sends a few calls and "
+                               "returns")], False
+    raised = outcome.error if isinstance(outcome, attempts.Raised) else None
+    reply = outcome.value if isinstance(outcome, attempts.Returned) else None
     by_hand = watched.written_by_hand()
     if by_hand:
         return [Finding(WRONG, f"{where}: your function wrote with {', '.join(by_hand)} "
@@ -379,21 +388,29 @@ def _move_round(move, executor: Executor, queue: Queue, history, claims, where: 
                            "and the ids you returned say so")], False
 
 
-def check_lease_move(move, executors: tuple[Executor, ...] | None = None,
+def check_lease_move(move, *, live: Executor | None = None,
                      queue: Queue = EXERCISE_QUEUE) -> Feedback:
-    """The learner's `move(executor, queue, claims)`: on each executor (a fresh model when none
-    is given) and for each of MOVE_HISTORIES, a worker holds claims, one of them lost to a
-    newer claim, and the server restarts; `claims` are the worker's (id, attempt) pairs.
-    Right when every lease the worker still holds has a new deadline, at least MOVE_LEASE_MS
-    from the move's start, and the new process's stamp, written by the verbs (the commands
-    are watched; plain reads are let through, and answered on the model from its dataset),
-    the lost lease and the spare job are untouched, and the move returns the ids it moved."""
+    """The learner's `move(executor, queue, claims)`, on a fresh model, then on `live` when it
+    is given (`judge_on`)."""
+    return judge_on(move, (ModelExecutor(), *([live] if live is not None else [])), queue)
+
+
+def judge_on(move, executors: tuple[Executor, ...],
+             queue: Queue = EXERCISE_QUEUE) -> Feedback:
+    """The learner's `move(executor, queue, claims)`: on each executor in turn, and for each of
+    MOVE_HISTORIES, a worker holds claims, one of them lost to a newer claim, and the server
+    restarts; `claims` are the worker's (id, attempt) pairs. Right when every lease the worker
+    still holds has a new deadline, at least MOVE_LEASE_MS from the move's start, and the new
+    process's stamp, written by the verbs (the commands are watched; plain reads are let
+    through, and answered on the model from its dataset), the lost lease and the spare job are
+    untouched, and the move returns the ids it moved."""
     exercise = "move this worker's leases to the process that runs after the restart"
-    if not callable(move):
+    if isinstance(attempts.screen(move, library=(), library_names=set()),
+                  attempts.NotAFunction):
         return feedback(exercise, [Finding(WRONG, f"{move!r} is not a function: define one "
                                             "that takes (executor, queue, claims)")])
     findings, first, first_where = [], None, ""
-    for executor in executors or (ModelExecutor(),):
+    for executor in executors:
         found = []
         for number, history in enumerate(MOVE_HISTORIES, 1):
             try:
@@ -424,43 +441,6 @@ def check_lease_move(move, executors: tuple[Executor, ...] | None = None,
     return feedback(exercise, findings)
 
 
-def stamp_question():
+def stamp_question() -> Diagnostic:
     """02's diagnostic question: what a scripted claim leaves of an earlier native stamp."""
-    from trafikey_lab.widgets.diagnostic import Option, Question
-
-    return Question(
-        "job-4 was claimed with EMQ.CLAIM; its lease ran out and the sweep (max_stalled 2) sent "
-        "it back to pending with stalled 1. In the same server process a worker then claims "
-        "it with the script claim2, and that lease runs out too. What does the next sweep, "
-        "max_stalled 2, do with job-4?", [
-            Option("It sends job-4 back to pending uncounted: a lease a script granted carries "
-                   "no stamp.", misconception="claim2 removes the stamp",
-                   why="claim2's one write to the row is HSET state active attempts <n>; "
-                       "lease_epoch stays as the native claim wrote it. Only a row that no "
-                       "native verb ever stamped is never charged."),
-            Option("It dead-letters job-4 with stalled 2: the row still carries the stamp the "
-                   "native claim wrote, this process's.", right=True,
-                   why="claim2 writes only state and attempts, and neither it nor the sweep "
-                       "removes lease_epoch. The row still carries the stamp the native claim "
-                       "wrote, this process's, so the stall is counted: 1 + 1 = 2 reaches "
-                       "max_stalled."),
-            Option("It sends job-4 back to pending uncounted: the first sweep cleared the stamp "
-                   "when it sent the job back.",
-                   misconception="the sweep removes the stamp of a lease it ends",
-                   why="the sweep writes state, and stalled for a counted lease; it never "
-                       "writes lease_epoch."),
-            Option("It sends job-4 back to pending with stalled 1: the new claim started the "
-                   "count again.", misconception="a new claim resets stalled",
-                   why="no claim writes stalled: EMQ.CLAIM writes state, attempts and "
-                       "lease_epoch, claim2 state and attempts. The count goes on from 1 to 2."),
-            Option("It dead-letters job-4 with stalled still 1: the scripted lease is not "
-                   "counted, but a job claimed twice has used up max_stalled 2.",
-                   misconception="max_stalled counts claims",
-                   why="max_stalled is held against stalled, the counted stalls, not against "
-                       "attempts: the sweep dead-letters a job only on a counted stall, when "
-                       "stalled + 1 reaches max_stalled, and writes that stalled with it. Here "
-                       "the stall is counted, on the stamp the native claim left, so the job "
-                       "dies with stalled 2."),
-        ])
-
-
+    return Diagnostic(THREE_WRITERS)

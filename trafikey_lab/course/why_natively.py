@@ -22,12 +22,16 @@ import redis
 from redis.typing import EncodableT, FieldT
 
 from trafikey_lab import epoch
+from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import LiveExecutor, Queue, script_source
 from trafikey_lab.histories import JOB
+from trafikey_lab.scripts import scripted
 from trafikey_lab.scripts.scripted import ScriptedPeer, native_sweep
 from trafikey_lab.text import plain, short
+
+__all__ = ["EXERCISE_QUEUE", "RunIdRace", "check_sweep_survives_restart", "run_lua", "scripted"]
 
 
 def grant_expired_lease(live: LiveExecutor, queue: Queue, lease_ms: int = 50) -> list:
@@ -234,7 +238,8 @@ class _Run:
     row: dict
     others: dict
     client: _SweepClient
-    error: Exception | None
+    failed: attempts.Raised | attempts.TimedOut | None
+    """What the sweep did instead of returning, if it did not return."""
 
 
 def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
@@ -246,14 +251,17 @@ def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
         grant_expired_lease(live, queue)
     _load_scripts(live, loaded)
     client = _SweepClient(live, restart_before, loaded)
-    error = None
-    try:
-        sweep(client, queue)
-    except Exception as exc:  # the learner's attempt: whatever it raises is a finding
-        error = exc
+    outcome = attempts.run(sweep, client, queue, library=(), library_names=set())
+    failed = outcome if isinstance(outcome, (attempts.Raised, attempts.TimedOut)) else None
     job = _member(live, queue, JOB)
     others = {other: _member(live, queue, other) for other in OTHERS} if control else {}
-    return _Run(job.sets, job.row, others, client, error)
+    return _Run(job.sets, job.row, others, client, failed)
+
+
+def _failure(failed: attempts.Raised | attempts.TimedOut) -> str:
+    if isinstance(failed, attempts.TimedOut):
+        return f"ran for more than {failed.limit_s:g} s"
+    return f"raised {type(failed.error).__name__}: {failed.error}"
 
 
 def _verbs_control(live: LiveExecutor, queue: Queue) -> dict:
@@ -359,7 +367,7 @@ MAX_RESTARTS = 12
 EXERCISE = "a scripted sweep that survives a restart"
 
 
-def check_sweep_survives_restart(sweep, live: LiveExecutor,
+def check_sweep_survives_restart(sweep, *, live: LiveExecutor | None = None,
                                  queue: Queue = EXERCISE_QUEUE) -> Feedback:
     """Runs `sweep(client, queue)`, meant to sweep the queue with max_stalled 1 as a script, on
     a job whose lease the running process granted and which has run out.
@@ -369,9 +377,13 @@ def check_sweep_survives_restart(sweep, live: LiveExecutor,
     same rows. Then once for each command the sweep sends, with the server restarted just before
     that command: every time, the job must come back to pending uncounted. A sweep that calls the
     module's verb is not a script, and is told so."""
-    if not callable(sweep):
+    if isinstance(attempts.screen(sweep, library=(), library_names=set()),
+                  attempts.NotAFunction):
         return Feedback(EXERCISE, (Finding(WRONG, f"my_sweep is {sweep!r}: define it as a "
                                                   "function, def my_sweep(client, queue): ..."),))
+    if live is None:
+        return Feedback(EXERCISE, (Finding(NOTE, "not checked: the check restarts a live "
+                                                 "server; pass live=course.live"),))
     if getattr(live.server, "external", False):
         return Feedback(EXERCISE, (Finding(NOTE, "not checked: the lab is using a server it did "
                                                  "not start, and the check restarts its server. "
@@ -387,9 +399,9 @@ def check_sweep_survives_restart(sweep, live: LiveExecutor,
 def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
     loaded: set[str] = set()
     control = _run(sweep, live, queue, None, loaded)
-    if control.error is not None:
-        return (Finding(WRONG, f"your sweep raised {type(control.error).__name__}: "
-                               f"{control.error}. Fix it and run the cell again."),)
+    if control.failed is not None:
+        return (Finding(WRONG, f"your sweep {_failure(control.failed)}. Fix it and run the "
+                               "cell again."),)
     if _calls_a_verb(control.client):
         return (Finding(WRONG, "your sweep calls the module's verb. The verb survives the "
                                "restart, as the race above showed; this exercise asks for the "
@@ -404,9 +416,9 @@ def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
         if run.client.restarted_at is None:
             break
         tried += 1
-        if run.error is not None:
-            return (Finding(WRONG, f"after a restart {_moment(run.client)}, your sweep raised "
-                                   f"{type(run.error).__name__}: {run.error}"),)
+        if run.failed is not None:
+            return (Finding(WRONG, f"after a restart {_moment(run.client)}, your sweep "
+                                   f"{_failure(run.failed)}"),)
         if (problem := _restart_problem(run)) is not None:
             return (Finding(WRONG, problem),)
     else:

@@ -15,17 +15,16 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
 from trafikey_lab import schedule as S
-from trafikey_lab.course.across_restart import AGREE, QUEUE, comparison_rows
-from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.histories import Trace
 from trafikey_lab.plots.alt import output
 from trafikey_lab.plots.schedule_timeline import DPI, FIGSIZE, draw_schedule
 from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table
+from trafikey_lab.traces import AGREE, QUEUE, comparison_rows, describe_write
+from trafikey_lab.widgets.base import LABELS, Widget
 from trafikey_lab.widgets.live_run import LiveRun
 
-LABELS = {"description_width": "initial"}
 OWN, OWN_TITLE = "own", "your own schedule"
 """What the preset drop-down shows once the fields hold no preset's schedule."""
 TIMES = ("lease_ms", "worker_at_ms", "restart_at_ms", "restart_ms", "sweep_at_ms")
@@ -47,7 +46,7 @@ def _capital(text: str) -> str:
     return text[0].upper() + text[1:]
 
 
-class ExplorableLease:
+class ExplorableLease(Widget):
     """Controls: preset, claim, worker, restarts and one number field per time and count
     (`fields`); outputs: figure, sentence, reading_outcome (the reading and outcome, and the
     writes the sweep makes), the counterfactual, Run live, status (what the live sweep found),
@@ -104,7 +103,7 @@ class ExplorableLease:
             control.observe(self._changed, names="value")
         self.run_live.on_click(self._run_live)
         f = self.fields
-        self.box = widgets.VBox([
+        self.lay_out(
             self.preset,
             widgets.HBox([self.claim, f["lease_ms"]]),
             widgets.HBox([self.worker, f["worker_at_ms"]]),
@@ -112,11 +111,8 @@ class ExplorableLease:
             widgets.HBox([f["sweep_at_ms"], f["max_stalled"], f["stalled_before"]]),
             self.figure, self.sentence, self.reading_outcome, self.counterfactual,
             self.run_live, self.status, self.replay, self.comparison,
-        ])
+        )
         self.show(S.PRESETS[preset][1])
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
 
     @property
     def schedule(self) -> Schedule:

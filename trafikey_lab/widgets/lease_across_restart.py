@@ -2,7 +2,7 @@
 then play the same history on a live server and hold the two traces side by side.
 
 The widget only wires its controls to the library: the course logic it shows (the model's
-play, the counterfactual, the comparison rows) is in `trafikey_lab.course.across_restart`.
+play, the counterfactual, the comparison rows) is in `trafikey_lab.traces`.
 """
 
 import html
@@ -10,20 +10,21 @@ import html
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
-from trafikey_lab.course.across_restart import (
-    AGREE,
-    MAX_STALLED,
-    QUEUE,
-    comparison_rows,
-    counterfactual_note,
-    play_on_model,
-)
-from trafikey_lab.course.one_reader import describe_write
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, reading_line
 from trafikey_lab.plots.alt import output
 from trafikey_lab.plots.timeline import draw_timeline
 from trafikey_lab.table import Table
+from trafikey_lab.traces import (
+    AGREE,
+    MAX_STALLED,
+    QUEUE,
+    comparison_rows,
+    counterfactual_note,
+    describe_write,
+    play_on_model,
+)
+from trafikey_lab.widgets.base import LABELS, Widget
 from trafikey_lab.widgets.live_run import LiveRun
 
 
@@ -31,8 +32,6 @@ def _list(items) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul>"
 
 
-LABELS = {"description_width": "initial"}
-"""Labels as wide as their text, so that none is cut off."""
 
 
 def progress_html(done: int, count: int) -> str:
@@ -42,7 +41,7 @@ def progress_html(done: int, count: int) -> str:
             f'{done} of {count} steps done</label>')
 
 
-class LeaseAcrossRestart:
+class LeaseAcrossRestart(Widget):
     """The history selector, the budget and the Run live button, over one update method.
 
     live is the executor the button plays on (course.live in the notebooks); None shows why
@@ -81,17 +80,14 @@ class LeaseAcrossRestart:
         self.history.observe(self._changed, names="value")
         self.max_stalled.observe(self._changed, names="value")
         self.run_live.on_click(self._run_live)
-        self.box = widgets.VBox([
+        self.lay_out(
             widgets.HBox([self.history, self.max_stalled]),
             self.figure, self.reading, self.writes, self.why, self.counterfactual,
             widgets.HBox([self.run_live, self.progress]),
             self.status,
             self.comparison,
-        ])
+        )
         self.update()
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
 
     def _changed(self, change) -> None:
         self.update()

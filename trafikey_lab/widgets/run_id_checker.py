@@ -2,7 +2,7 @@
 
 The widget only wires its controls to the library: a value's two readings (the shape check at
 load, the exemption at the sweep, each with why) and the C module's answers come from
-`trafikey_lab.course.one_value.read_value`; here they are laid out one row each. The C answers are
+`trafikey_lab.readings.read_value`; here they are laid out one row each. The C answers are
 those of the module file this lab built, opened through ctypes (`trafikey_lab.module.native`): the
 file a server the lab starts loads, not necessarily the one an attached server
 (TRAFIKEY_VALKEY_URL) loaded. The short rows are
@@ -14,7 +14,8 @@ import html
 import ipywidgets as widgets
 
 from trafikey_lab import epoch
-from trafikey_lab.course.one_value import NAMED_VALUES, Reading, read_value
+from trafikey_lab.readings import NAMED_VALUES, Reading, read_value
+from trafikey_lab.widgets.base import Widget
 
 TYPE_YOUR_OWN = "type your own"
 
@@ -43,7 +44,7 @@ def value_html(value: bytes | None) -> str:
     return f"<code>{''.join(parts)}</code>"
 
 
-class RunIdChecker:
+class RunIdChecker(Widget):
     """Pick one of the dive's test values, or type your own, and see both checks on it.
 
     Controls: `choice` (Dropdown) and `typed` (Text). Results: the Labels `length` and
@@ -71,7 +72,7 @@ class RunIdChecker:
         self._syncing = False
         self.choice.observe(self._chosen, names="value")
         self.typed.observe(self._typed, names="value")
-        self.box = widgets.VBox([
+        self.lay_out(
             widgets.HBox([self.choice, self.typed]),
             self.value,
             self._row("length", self.length),
@@ -80,7 +81,7 @@ class RunIdChecker:
             self._row("as a lease_epoch, swept under NOW", self.sweep),
             self._row("the module's C checks", self.native),
             self._row("the dive's test", self.tests),
-        ])
+        )
         self._show_choice()
         self.update()
 
@@ -88,9 +89,6 @@ class RunIdChecker:
     def _row(title: str, control) -> widgets.HBox:
         return widgets.HBox([widgets.HTML(f"<b>{title}</b>", layout=widgets.Layout(width="16em")),
                              control])
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
 
     def selected(self) -> bytes | None:
         if self.choice.value == TYPE_YOUR_OWN:

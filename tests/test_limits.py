@@ -2,6 +2,8 @@
 histories they play (a scripted extension, scripts only, a script's lease on a stamped row) on
 both executors."""
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -143,3 +145,9 @@ def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(
         with limits.replica_of(lab):
             pass
     assert started and not started[0].running and started[0].data_dir is None
+
+
+def test_the_course_names_the_limits_module_by_its_name_not_the_old_one():
+    package = Path(limits.__file__).resolve().parents[1]
+    named = [path.name for path in sorted(package.rglob("*.py")) if "caveats" in path.read_text()]
+    assert named == []

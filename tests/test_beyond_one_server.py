@@ -1,17 +1,19 @@
-"""Notebook 05's library: the replica, the failback's INFO fields, the append-only file and the
-model of what other queues charge for a restart."""
+"""Notebook 05's module (the replica, the failback's INFO fields, the append-only file) and the
+model of what other queues charge for a restart (restart_costs.py), its figure and its widget."""
 
 import decimal
 import math
 
 import pytest
 
-from trafikey_lab.course import beyond
+from trafikey_lab import restart_costs
+from trafikey_lab.course import beyond_one_server as beyond
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.live.choose import choose_server
 from trafikey_lab.live.server import LabServer
-from trafikey_lab.plots import alt
+from trafikey_lab.widgets.restart_costs import RestartCosts
+from trafikey_lab.plots import alt, dead_letters
 
 QUEUE = Queue("{beyond}")
 
@@ -114,37 +116,37 @@ def exact_tail(mean: str, at_least: int) -> float:
 def test_the_poisson_tail_matches_its_complement_and_is_never_noise():
     for mean, at_least in [(0.5, 1), (2.0, 3), (7.0, 4)]:
         below = sum(math.exp(-mean) * mean ** k / math.factorial(k) for k in range(at_least))
-        assert beyond.poisson_tail(mean, at_least) == pytest.approx(1 - below)
+        assert restart_costs.poisson_tail(mean, at_least) == pytest.approx(1 - below)
     # Far in the tail, 1 - P(N < 26) in floats is 0.0: the value is about 2.5e-105.
     for mean, at_least in [("0.001", 26), ("0.00595", 5), ("0.3", 2)]:
-        assert beyond.poisson_tail(float(mean), at_least) == pytest.approx(
+        assert restart_costs.poisson_tail(float(mean), at_least) == pytest.approx(
             exact_tail(mean, at_least), rel=1e-12)
-    assert beyond.poisson_tail(0.001, 26) == pytest.approx(2.4772e-105, rel=1e-4)
-    assert beyond.poisson_tail(0.0, 1) == 0.0 and beyond.poisson_tail(0.0, 0) == 1.0
+    assert restart_costs.poisson_tail(0.001, 26) == pytest.approx(2.4772e-105, rel=1e-4)
+    assert restart_costs.poisson_tail(0.0, 1) == 0.0 and restart_costs.poisson_tail(0.0, 0) == 1.0
 
 
 def test_trafikey_dead_letters_no_job_for_restarts_whatever_the_load():
-    rows = beyond.restart_dead_letters(5000, 50, 240, 5, 600)
+    rows = restart_costs.restart_dead_letters(5000, 50, 240, 5, 600)
     by_queue = {r["queue"]: r["dead_per_week"] for r in rows}
     assert by_queue["trafikey"] == 0.0
     assert by_queue["BullMQ"] > by_queue["Amazon SQS"] > 0
 
 
 def test_the_model_assumes_a_restart_shorter_than_the_lease_costs_no_queue_anything():
-    rows = beyond.restart_dead_letters(200, 10, 30, lease_s=60, down_s=30)
+    rows = restart_costs.restart_dead_letters(200, 10, 30, lease_s=60, down_s=30)
     assert all(r["dead_per_week"] == 0.0 for r in rows)
 
 
 def test_bullmqs_row_is_the_jobs_that_lose_two_leases_at_its_default_budget_of_one():
-    rows = beyond.restart_dead_letters(100, 2, 60, lease_s=30, down_s=60)
-    mean = 2 * 60 / beyond.WEEK_MIN
-    expected = 100 * beyond.WEEK_MIN / 60 * (1 - math.exp(-mean) * (1 + mean))
+    rows = restart_costs.restart_dead_letters(100, 2, 60, lease_s=30, down_s=60)
+    mean = 2 * 60 / restart_costs.WEEK_MIN
+    expected = 100 * restart_costs.WEEK_MIN / 60 * (1 - math.exp(-mean) * (1 + mean))
     assert rows[0]["queue"] == "BullMQ"
     assert rows[0]["dead_per_week"] == pytest.approx(expected)
 
 
 def test_each_queues_forgiven_leases_follow_its_documented_off_by_one():
-    forgiven = {b.queue: (b.limit, b.forgiven) for b in beyond.BUDGETS}
+    forgiven = {b.queue: (b.limit, b.forgiven) for b in restart_costs.BUDGETS}
     # BullMQ fails a job whose stall count exceeds maxStalledCount; asynq archives at the
     # expiry that finds MaxRetry retries used; SQS moves a message once its receive count
     # exceeds maxReceiveCount, the first receive included.
@@ -164,34 +166,34 @@ def test_trafikeys_forgiven_is_what_the_model_forgives_at_max_stalled_1(model):
 
 
 def test_a_share_below_one_in_a_billion_is_said_in_words_not_in_false_digits():
-    rows = {r["queue"]: r for r in beyond.restart_dead_letters(200, 2, 30, 30, 60)}
+    rows = {r["queue"]: r for r in restart_costs.restart_dead_letters(200, 2, 30, 30, 60)}
     assert rows["asynq"]["dead_per_week"] < 1e-70
-    assert beyond.dead_text(rows["asynq"]) == "fewer than one job in a billion"
+    assert restart_costs.dead_text(rows["asynq"]) == "fewer than one job in a billion"
     assert 1e-9 < rows["Amazon SQS"]["dead_per_week"] < 1e-8
-    assert beyond.dead_text(rows["Amazon SQS"]) == "fewer than one job in a billion"
-    assert beyond.dead_text(rows["BullMQ"]) == "1.2"
-    assert beyond.dead_text(rows["trafikey"]) == "0"
-    table = beyond.dead_letter_table(list(rows.values()))
+    assert restart_costs.dead_text(rows["Amazon SQS"]) == "fewer than one job in a billion"
+    assert restart_costs.dead_text(rows["BullMQ"]) == "1.2"
+    assert restart_costs.dead_text(rows["trafikey"]) == "0"
+    table = restart_costs.dead_letter_table(list(rows.values()))
     assert "e-" not in table and "0, restarts not counted" in table
 
 
 def test_the_sqs_row_is_marked_as_a_consumer_outage_trafikey_would_count():
     """SQS has no broker restart: its row counts workers that went away, which trafikey counts
     too, so the table, the figure and its alt text must not set it beside trafikey's 0."""
-    rows = beyond.restart_dead_letters(200, 2, 30, 30, 60)
-    table = beyond.dead_letter_table(rows).splitlines()
+    rows = restart_costs.restart_dead_letters(200, 2, 30, 30, 60)
+    table = restart_costs.dead_letter_table(rows).splitlines()
     assert table[3].startswith("Amazon SQS* ")
     assert table[-1] == ("* SQS has no broker to restart: its row is a consumer outage. trafikey "
                          "would count that outage (a worker gone under a live server), so the SQS "
                          "row cannot be set beside trafikey's 0.")
-    assert "<td>Amazon SQS*</td>" in beyond._table_html(rows)
-    assert "consumer outage" in beyond._table_html(rows)
+    assert "<td>Amazon SQS*</td>" in restart_costs.table_html(rows)
+    assert "consumer outage" in restart_costs.table_html(rows)
     assert [r["queue"] for r in rows if r["note"]] == ["Amazon SQS"]
 
 
 def test_a_model_input_out_of_range_is_refused_with_what_it_must_be():
     with pytest.raises(ValueError, match="job_minutes and lease_s more than 0"):
-        beyond.restart_dead_letters(10, 1, 0, 30, 60)
+        restart_costs.restart_dead_letters(10, 1, 0, 30, 60)
 
 
 def test_the_figure_has_one_labelled_bar_per_queue():
@@ -200,9 +202,9 @@ def test_the_figure_has_one_labelled_bar_per_queue():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = beyond.restart_dead_letters(200, 2, 30, 30, 60)
+    rows = restart_costs.restart_dead_letters(200, 2, 30, 30, 60)
     fig, ax = plt.subplots()
-    bars = beyond.plot_dead_letters(rows, ax=ax)
+    bars = dead_letters.plot_dead_letters(rows, ax=ax)
     assert len(bars) == len(rows)
     assert [t.get_text() for t in ax.get_yticklabels()] == [
         "BullMQ", "asynq", "Amazon SQS*", "trafikey"]
@@ -214,12 +216,12 @@ def test_the_figure_has_one_labelled_bar_per_queue():
         "fewer than one job in a billion; trafikey 0. * SQS has no broker to restart: its row is "
         "a consumer outage. trafikey would count that outage (a worker gone under a live server), "
         "so the SQS row cannot be set beside trafikey's 0.")
-    assert [t.get_text() for t in ax.texts] == [beyond.dead_text(r) for r in rows]
+    assert [t.get_text() for t in ax.texts] == [restart_costs.dead_text(r) for r in rows]
     plt.close(fig)
 
 
 def test_the_restart_costs_widget_redraws_its_table_when_an_input_changes():
-    widget = beyond.restart_costs()
+    widget = RestartCosts()
     bullmq = "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td>"
     assert bullmq + "<td>1.2</td>" in widget.shown.value
     assert '<svg role="img" aria-label="Horizontal bars, one per queue' in widget.shown.value

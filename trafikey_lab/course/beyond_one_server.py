@@ -1,34 +1,44 @@
-"""Notebook 05, beyond one server: a replica, a failback, the append-only file, and a model of
-what other queues charge for a restart.
+"""Notebook 05, beyond one server: a replica, a failback, the append-only file, the names of
+the model of what other queues charge for a restart (`trafikey_lab.restart_costs`), and the
+notebook's exercise, a promotion.
 
-The live parts each start the extra servers they need (a replica through caveats.replica_of, an
+The live parts each start the extra servers they need (a replica through limits.replica_of, an
 append-only server of their own) and stop them, folders removed, however the run ends. Each
 returns a Shown whose lines hold no run_id, port or path, only what was compared.
 """
 
-import html
-import math
 import tempfile
 import time
-from dataclasses import dataclass
 
+from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import (
     RIGHT,
     WRONG,
     Feedback,
     Finding,
-    error_text,
     feedback,
 )
-from trafikey_lab.course.limits import Shown, replica_of, unavailable, wait_in_sync
+from trafikey_lab.course.limits import (
+    Shown,
+    failback,
+    failed_over,
+    promoted_replica,
+    replica_of,
+    unavailable,
+)
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import LiveExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS
 from trafikey_lab.live.owned import OwnedServer, owner_secret
 from trafikey_lab.live.server import LabServer, client_of
-from trafikey_lab.plots import alt
-from trafikey_lab.plots.palette import colour
+from trafikey_lab.plots.dead_letters import plot_dead_letters
+from trafikey_lab.restart_costs import dead_letter_table, restart_dead_letters
 from trafikey_lab.text import plain
+from trafikey_lab.widgets.restart_costs import RestartCosts
+
+__all__ = ["aof_claim", "check_promotion", "dead_letter_table", "downtime_verdicts", "failback",
+           "failback_fields", "plot_dead_letters", "promoted_replica", "replica_copy",
+           "restart_costs", "restart_dead_letters"]
 
 VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
 """The module's four verbs: each one writes, so a replica refuses each one."""
@@ -91,13 +101,8 @@ def failback_fields(server: LabServer) -> Shown:
     if (refused := unavailable(server, "a failover")) is not None:
         return refused
     before = _fields(server)
-    with replica_of(server) as other:
-        client_of(other).execute_command("REPLICAOF", "NO", "ONE")
-        client_of(server).execute_command("REPLICAOF", "127.0.0.1", str(other.port))
-        # The replication id a replica reports is its primary's only once it has synced.
-        wait_in_sync(other, server)
+    with failed_over(server):
         during = _fields(server)
-        client_of(server).execute_command("REPLICAOF", "NO", "ONE")
     after = _fields(server)
     return Shown(tuple(
         f"{name}: while a replica {'changed' if during[name] != before[name] else 'same'}, "
@@ -216,203 +221,8 @@ def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
     return Shown((*lines, ending))
 
 
-# -- what other queues charge for a restart: a model -------------------------------------------
-
-@dataclass(frozen=True)
-class Budget:
-    """One queue's rule, as the model plays it: a job is dead-lettered once the leases it lost
-    exceed `forgiven`. `limit` is the setting as the queue's own documentation names it, and
-    `forgiven` what that setting forgives, off-by-one included (notebook 05 cites each page).
-    `counts_restarts` False: a lease that crossed a restart is not counted at all. `note`, when
-    set, says why the row is not the same event as the others."""
-
-    queue: str
-    limit: str
-    forgiven: int
-    counts_restarts: bool
-    note: str = ""
-
-
-BUDGETS = (
-    # A job fails once its stall count is greater than maxStalledCount: the second stall.
-    Budget("BullMQ", "maxStalledCount 1 (default)", 1, True),
-    # A task whose lease expires with all MaxRetry retries used is archived: the 26th.
-    Budget("asynq", "MaxRetry 25 (default)", 25, True),
-    # A message goes to the dead-letter queue when its receive count would exceed
-    # maxReceiveCount; the first receive counts, so the 5th lost lease is the last.
-    # SQS has no broker to restart: the row is a consumer outage, which trafikey counts.
-    Budget("Amazon SQS", "maxReceiveCount 5 (your choice)", 4, True,
-           note="SQS has no broker to restart: its row is a consumer outage. trafikey would count "
-                "that outage (a worker gone under a live server), so the SQS row cannot be set "
-                "beside trafikey's 0."),
-    # stalled + 1 reaching max_stalled is a death: at 1, the first counted stall.
-    Budget("trafikey", "max_stalled 1", 0, False),
-)
-
-WEEK_MIN = 7 * 24 * 60
-
-NEGLIGIBLE_SHARE = 1e-9
-"""Below this share of the week's jobs, the model says "fewer than one job in a billion": its
-inputs are guesses, so a figure such as 2.3e-80 would be precision the model does not have."""
-
-
-def poisson_tail(mean: float, at_least: int) -> float:
-    """P(N >= at_least) for N ~ Poisson(mean)."""
-    # Summed upward rather than as 1 - P(N < at_least), which rounds to noise for small tails.
-    if mean == 0:
-        return 1.0 if at_least <= 0 else 0.0
-    terms = (math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))
-             for k in range(max(at_least, 0), max(at_least, 0) + 400))
-    return math.fsum(terms)
-
-
-def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minutes: float,
-                         lease_s: float, down_s: float, budgets=BUDGETS) -> list[dict]:
-    """Healthy jobs a week each queue dead-letters because of restarts alone, in a model:
-    jobs_in_flight jobs at all times, each running job_minutes; restarts come at random
-    (Poisson) restarts_per_week times a week and each lasts down_s seconds. The model assumes
-    that a restart shorter than the lease loses no lease (every worker renews its lease as soon
-    as the server is back, before the lease runs out), that a longer one costs every job in
-    flight one lost lease, and that a lost lease leaves a job's running time unchanged (a job
-    retried from the start really stays in flight longer, and meets more restarts). A job is
-    dead-lettered when its lost leases exceed what its queue forgives."""
-    if jobs_in_flight < 0 or restarts_per_week < 0 or job_minutes <= 0 or lease_s <= 0:
-        raise ValueError("jobs_in_flight and restarts_per_week must be 0 or more, job_minutes "
-                         "and lease_s more than 0")
-    jobs_per_week = jobs_in_flight * WEEK_MIN / job_minutes
-    costly = restarts_per_week if down_s > lease_s else 0.0
-    mean = costly * job_minutes / WEEK_MIN
-    rows = []
-    for budget in budgets:
-        share = poisson_tail(mean, budget.forgiven + 1) if budget.counts_restarts else 0.0
-        rows.append({"queue": budget.queue, "limit": budget.limit, "forgiven": budget.forgiven,
-                     "counts_restarts": budget.counts_restarts, "share": share,
-                     "dead_per_week": jobs_per_week * share, "note": budget.note})
-    return rows
-
-
-def dead_text(row: dict) -> str:
-    """A row's healthy jobs dead-lettered a week, to the precision the model has."""
-    if row["dead_per_week"] == 0:
-        return "0"
-    if row["share"] < NEGLIGIBLE_SHARE:
-        return "fewer than one job in a billion"
-    return f"{row['dead_per_week']:.2g}"
-
-
-def _forgiven_text(row: dict) -> str:
-    if row["counts_restarts"]:
-        return str(row["forgiven"])
-    return f"{row['forgiven']}, restarts not counted"
-
-
-def _marked(row: dict) -> str:
-    """The queue's name, with a * when a note below the table says its row is another event."""
-    return f"{row['queue']}*" if row.get("note") else row["queue"]
-
-
-def _notes(rows: list[dict]) -> list[str]:
-    return [f"* {r['note']}" for r in rows if r.get("note")]
-
-
-def dead_letter_table(rows: list[dict]) -> str:
-    lines = [f"{'queue':<12} {'limit':<32} {'lost leases forgiven':<24} healthy jobs dead a week"]
-    lines += [f"{_marked(r):<12} {r['limit']:<32} {_forgiven_text(r):<24} {dead_text(r)}"
-              for r in rows]
-    return "\n".join(lines + _notes(rows))
-
-
-def dead_letter_alt(rows: list[dict]) -> str:
-    """The figure's alt text: what each bar shows, in the table's words, and its notes."""
-    bars = "; ".join(f"{_marked(r)} {dead_text(r)}" for r in rows)
-    notes = "".join(f" {note}" for note in _notes(rows))
-    return (f"Horizontal bars, one per queue, of the healthy jobs that restarts alone "
-            f"dead-letter in a week, in the model: {bars}.{notes}")
-
-
-# Each bar also carries its queue's name, its value and a hatch of its own.
-_COLOURS = tuple(colour(name) for name in ("blue", "orange", "bluish green", "reddish purple",
-                                           "sky blue", "vermillion"))
-
-
-def plot_dead_letters(rows: list[dict], ax=None):
-    """A bar per queue: healthy jobs dead-lettered a week by restarts. Returns the bars."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3))
-    names = [_marked(r) for r in rows]
-    values = [r["dead_per_week"] for r in rows]
-    bars = ax.barh(names, values, color=_COLOURS[:len(rows)],
-                   hatch=["", "//", "..", "xx", "\\\\", "oo"][:len(rows)], edgecolor="black")
-    for bar, row in zip(bars, rows):
-        ax.annotate(dead_text(row), (bar.get_width(), bar.get_y() + bar.get_height() / 2),
-                    xytext=(4, 0), textcoords="offset points", va="center")
-    ax.set_xlabel("healthy jobs dead-lettered a week by restarts (model)")
-    ax.invert_yaxis()
-    # Room on the right for the longest label, "fewer than one job in a billion".
-    ax.set_xlim(0, max(values + [1.0]) * 2.2)
-    alt.describe(ax.figure, dead_letter_alt(rows))
-    return bars
-
-
-def _figure_svg(rows: list[dict]) -> str:
-    import io
-
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(7, 3))
-    plot_dead_letters(rows, ax=figure.add_subplot())
-    figure.tight_layout()
-    out = io.StringIO()
-    figure.savefig(out, format="svg")
-    svg = out.getvalue()
-    label = html.escape(alt.required_alt_text(figure), quote=True)
-    return svg[svg.index("<svg"):].replace("<svg", f'<svg role="img" aria-label="{label}"', 1)
-
-
-def _table_html(rows: list[dict]) -> str:
-    body = "".join(
-        f"<tr><td>{html.escape(_marked(r))}</td><td>{r['limit']}</td><td>{_forgiven_text(r)}</td>"
-        f"<td>{dead_text(r)}</td></tr>" for r in rows)
-    notes = "".join(f"<p>{html.escape(note)}</p>" for note in _notes(rows))
-    return ("<table><tr><th>queue</th><th>limit</th><th>lost leases forgiven</th>"
-            f"<th>healthy jobs dead a week</th></tr>{body}</table>{notes}")
-
-
-def restart_costs():
-    """The model with a number field for each input; the table and the figure redrawn into one
-    HTML area on each change (no Output area, so a stored notebook holds only the text below).
-    Number fields, not sliders: an ipywidgets slider's handle has no accessible name, while a
-    number field's label names it, and its arrow keys step it as a slider's do."""
-    import ipywidgets as w
-
-    class RestartCosts(w.VBox):
-        def __init__(self):
-            # The labels carry their units and are never cut off (description_width).
-            wide = {"description_width": "initial"}
-            number = w.BoundedIntText
-            self.controls = {
-                "jobs_in_flight": number(200, 0, 2000, 50, description="jobs in flight",
-                                         style=wide),
-                "restarts_per_week": number(2, 0, 20, 1, description="restarts a week", style=wide),
-                "job_minutes": number(30, 1, 240, 1, description="job length (min)", style=wide),
-                "lease_s": number(30, 5, 300, 5, description="lease (s)", style=wide),
-                "down_s": number(60, 1, 600, 1, description="each restart down (s)", style=wide),
-            }
-            self.shown = w.HTML()
-            super().__init__([*self.controls.values(), self.shown])
-            for control in self.controls.values():
-                control.observe(self.update, names="value")
-            self.update()
-
-        def update(self, _change=None):
-            self.rows = restart_dead_letters(**{k: c.value for k, c in self.controls.items()})
-            self.shown.value = _table_html(self.rows) + _figure_svg(self.rows)
-
-        def __repr__(self) -> str:
-            return "RestartCosts: five number fields, the table and the figure of the model"
-
+def restart_costs() -> RestartCosts:
+    """The restart-cost model with a number field for each input."""
     return RestartCosts()
 
 
@@ -518,7 +328,7 @@ def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
             f"caught up with it within {SETTLE_S:g} s (link {old.get('master_link_status')}).")
 
 
-def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
+def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Feedback:
     """The learner's `hand_over(primary, replica)`, given two servers of the lab (each with
     .client, .host and .port), where `replica` follows `primary` and holds a lease `primary`
     granted. Right when, within SETTLE_S of its return, both servers still run, the replica
@@ -526,12 +336,14 @@ def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
     new primary holds the lease's row and deadline byte for byte as the old primary granted them
     (its stamp the old primary's run_id, which is not the new primary's), and the new primary's
     sweep, max_stalled 1, finds the lease exempt. Both servers are started for the check alone,
-    and stopped afterwards, however it ends. Whatever hand_over does, the answer is a finding,
+    and stopped afterwards, however it ends (so `live`, taken as every checker takes it, is not
+    used). Whatever hand_over does, the answer is a finding,
     never an exception."""
     import redis
 
     exercise = "hand the primary role to the replica"
-    if not callable(hand_over):
+    if isinstance(attempts.screen(hand_over, library=(), library_names=set()),
+                  attempts.NotAFunction):
         return feedback(exercise, [Finding(WRONG, f"hand_over is {hand_over!r}: define it as "
                                                    "a function, def hand_over(primary, "
                                                    "replica): ...")])
@@ -551,15 +363,18 @@ def check_promotion(hand_over, queue: Queue = PROMOTE_QUEUE) -> Feedback:
         if not _holds_the_lease(primary, replica, queue, JOB):
             raise LabError(f"the replica was not in sync with the lease within {SETTLE_S:g} s. "
                            f"Its log says:\n{replica.log_tail()}")
-        try:
-            hand_over(primary, replica)
-        except Exception as exc:  # the learner's code may raise anything: say what it was
+        outcome = attempts.run(hand_over, primary, replica, library=(), library_names=set())
+        if isinstance(outcome, attempts.TimedOut):
+            return feedback(exercise, [Finding(WRONG, f"hand_over ran for more than "
+                                                       f"{outcome.limit_s:g} s: a handover "
+                                                       "sends a few commands and returns.")])
+        if isinstance(outcome, attempts.Raised):
             advice = ("Check which server each command is sent to: a command acts on the server "
                       "that receives it, and a server refuses what its role does not allow."
-                      if isinstance(exc, redis.ResponseError) else "Fix it and run the cell "
-                      "again.")
+                      if isinstance(outcome.error, redis.ResponseError) else "Fix it and run "
+                      "the cell again.")
             return feedback(exercise, [Finding(WRONG, f"hand_over raised "
-                                                       f"{error_text(exc).rstrip('.')}. {advice}")])
+                                                       f"{outcome.text.rstrip('.')}. {advice}")])
         if (gone := _gone(primary, replica)) is None:
             try:
                 old, new = _settled(primary, replica)

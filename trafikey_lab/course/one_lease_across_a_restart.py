@@ -1,10 +1,10 @@
-"""One lease across a restart, for notebook 04 and its widget: the history played on the
-model, what the sweep would have done without the epoch (the counterfactual), the table of
-every history x max_stalled, the step-by-step comparison of a model trace with a live one, and
-every history played on both with one line each; and the notebook's diagnostic question.
+"""Notebook 04, one lease across a restart: the table of every history x max_stalled, every
+history played on the model and live with one line each, the fifth history the learner
+writes and predicts, the notebook's diagnostic question, and the names the notebook uses.
 
-These are pure functions of traces, so the notebook's static table and the widget use the
-same code, and tests pin them without a browser.
+What a played trace shows (the counterfactual, the step-by-step comparison) is
+`trafikey_lab.traces`, shared with the widgets; the idea's limits are `limits`, shared with
+notebook 05.
 """
 
 from dataclasses import dataclass
@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from trafikey_lab.course.feedback import (
     EXERCISE_QUEUE,
     NOTE,
+    OUTCOMES,
+    READINGS,
     RIGHT,
     WRONG,
     Feedback,
@@ -19,6 +21,14 @@ from trafikey_lab.course.feedback import (
     error_text,
     feedback,
     on,
+)
+from trafikey_lab.course.limits import (
+    SCRIPTS_ONLY,
+    describe,
+    failback,
+    promoted_replica,
+    stamp_outlives_the_lease,
+    unchecked_stamp,
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
@@ -31,64 +41,23 @@ from trafikey_lab.histories import (
     agreement,
     compare,
     play,
+    reading_line,
 )
-from trafikey_lab.model import SweptMember
-from trafikey_lab.sweep import Verdict, count_stall
+from trafikey_lab.plots.timeline import draw_timeline
+from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART
+from trafikey_lab.schedule import Schedule, sentence
 from trafikey_lab.table import Table
-from trafikey_lab.text import reply, short
-from trafikey_lab.widgets.diagnostic import Option, Question
+from trafikey_lab.text import short
+from trafikey_lab.traces import QUEUE, play_on_model, without_epoch
+from trafikey_lab.widgets.diagnostic import Diagnostic
+from trafikey_lab.widgets.explorable_lease import ExplorableLease
+from trafikey_lab.widgets.lease_across_restart import LeaseAcrossRestart
 
-QUEUE = Queue("{lease}")
-MAX_STALLED = (1, 2, 3, 4, 5)
-"""The budgets a learner can pick."""
-AGREE = "✓ agree"
-DIFFER = "✗ differ"
-
-
-def play_on_model(history, max_stalled: int,
-                  queue: Queue = QUEUE) -> tuple[Trace, list[SweptMember]]:
-    """Plays the history on a fresh model and returns (trace, plan): the plan is the model's
-    read pass over the queue just before the sweep ran (`ModelServer.plan_sweep`)."""
-    model = ModelExecutor()
-    plans = []
-
-    def before(index, count, action):
-        if action == "sweep":
-            plans.append(model.plan_sweep(queue, max_stalled))
-
-    trace = play(history, max_stalled, model, queue, progress=before)
-    return trace, plans[0]
-
-
-def without_epoch(trace: Trace) -> str:
-    """The counterfactual: the outcome ("refused" for a stalled field that is not a counter)
-    had the sweep counted this lease whatever its stamp
-    (exempt always false), as a sweep with no lease_epoch would have to. The row as it stood
-    before the sweep gives stalled; a count that reaches max_stalled is a death."""
-    counted = _counted(trace)
-    return "refused" if counted.refusal else counted.kind
-
-
-def _counted(trace: Trace) -> Verdict:
-    """The sweep's counted-stall rule on the row as it stood just before the sweep."""
-    return count_stall(trace.steps[-2].row.get(b"stalled"), trace.max_stalled)
-
-
-def counterfactual_note(trace: Trace) -> str:
-    """What the sweep would have done without the epoch, beside what it did (HTML)."""
-    other = without_epoch(trace)
-    if not trace.exempt:
-        return f"the same: a counted lease is counted with or without the epoch (<b>{other}</b>)."
-    # a stalled field that is not a counter counts from 0, as the note has nothing else to say
-    counted = _counted(trace).stalled or 1
-    if other != trace.outcome:
-        return (f"without the epoch this lease would have been counted: stalled {counted} "
-                f"against max_stalled {trace.max_stalled}, so <b>{other}</b> instead of "
-                f"{trace.outcome}.")
-    return (f"without the epoch this lease would have been counted (stalled {counted}): still "
-            f"<b>{other}</b> at max_stalled {trace.max_stalled}, but with one stall of its "
-            f"budget spent on a restart.")
-
+__all__ = ["HISTORIES", "SCRIPTS_ONLY", "ExplorableLease", "LeaseAcrossRestart", "Schedule",
+           "check_history", "describe", "draw_timeline", "failback", "model_against_live",
+           "outcome_table", "play", "predict_fifth", "promoted_replica", "question",
+           "reading_line", "sentence", "stamp_outlives_the_lease", "unchecked_stamp",
+           "without_epoch"]
 
 def outcome_table(max_stalled_values=(1, 2)) -> Table:
     """Every history x max_stalled on the model: what the sweep saw, its reading, the outcome,
@@ -103,35 +72,6 @@ def outcome_table(max_stalled_values=(1, 2)) -> Table:
             ))
     return Table(("history", "max_stalled", "lease_epoch", "run_id at the sweep", "reading",
                   "outcome", "without the epoch (counterfactual)"), tuple(rows))
-
-
-def step_summary(step) -> str:
-    """A step as one line: its reply and the stamp on the row after it."""
-    stamp = step.row.get(b"lease_epoch")
-    state = reply(step.row.get(b"state"))
-    return f"→ {reply(step.reply)} · stamp {short(stamp)} · state {state}"
-
-
-def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, str, str, str]]:
-    """Step by step: (step, model, live, mark), then compare's last row, the lab's reading and
-    the outcome. The mark is AGREE or DIFFER with what differs; run_ids are compared by which
-    process of the history they belong to (`compare`)."""
-    rows = []
-    compared = compare(model_trace, live_trace)
-    for (action, agree, detail), m, live in zip(compared, model_trace.steps, live_trace.steps):
-        rows.append((action, step_summary(m), step_summary(live),
-                     AGREE if agree else f"{DIFFER}: {detail}"))
-    action, agree, detail = compared[-1]
-    rows.append((action, read_as(model_trace), read_as(live_trace),
-                 AGREE if agree else f"{DIFFER}: {detail}"))
-    return rows
-
-
-def read_as(trace: Trace) -> str:
-    """The lab's reading and the sweep's outcome, or that the sweep found the lease not due."""
-    if not trace.due:
-        return f"not due, so not read → {trace.outcome}"
-    return f"read as {trace.reading} → {trace.outcome}"
 
 
 def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 1,
@@ -155,72 +95,14 @@ def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 
                f"{agreement(compare(model_trace, live_trace))}")
 
 
-QUESTION_HISTORY = History(
-    "counted_then_extended_by_script",
-    "one stall counted, then extended by a script after a restart",
-    ("add", "claim", "expire", "sweep", "claim", "restart", "scripted_extend", "expire", "sweep"),
-    "the second claim stamped the row with the process before the restart and extend2 left "
-    "that stamp, so the sweep after the restart finds another process's stamp",
-)
-"""The history the question is about: the first sweep counts a stall (stalled 1), the rest
-is the fifth history of the exercise."""
-QUESTION_MAX_STALLED = 2
 
 
-def question() -> Question:
+
+
+def question() -> Diagnostic:
     """04's diagnostic question: one history, one right answer about it, and a wrong option for
     each misconception about restarts, exemption, failover and the scripted extension."""
-    return Question(
-        "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "
-        "with EMQ.CLAIM; then the server restarts; on the new process the "
-        "worker extends the lease once with the script extend2, then stops. The lease runs out "
-        f"and the new process sweeps with max_stalled {QUESTION_MAX_STALLED}. Which is true?",
-        [
-            Option(
-                "The job goes back to pending uncounted, and its stalled field still holds 1.",
-                right=True,
-                why="EMQ.CLAIM stamped the row with the process before the restart, and extend2 "
-                    "moved the deadline without writing lease_epoch, so the sweep finds another "
-                    "process's stamp: exempt. It takes the job out of active, puts it in "
-                    "pending and lists it among the recovered; on the row it writes state "
-                    "pending and nothing else, so stalled keeps its 1.",
-            ),
-            Option(
-                "The stall is counted: stalled becomes 2, which reaches max_stalled 2, and the "
-                "job is dead-lettered.",
-                misconception="extend2 moves the lease to the new process",
-                why="extend2 makes EMQ.EXTEND's test (the id in active, state active, attempts "
-                    "equal to the worker's attempt; neither checks the deadline) and moves the "
-                    "deadline as EMQ.EXTEND does, but it writes no lease_epoch: the stamp still "
-                    "names the process before the restart. Had the worker extended with "
-                    "EMQ.EXTEND, this would be the answer.",
-            ),
-            Option(
-                "The job goes back to pending with no stalled count left: the restart wiped it.",
-                misconception="a restart resets stalled",
-                why="A restart keeps the dataset (the lab's server saves it and the new process "
-                    "loads it); what changes is the run_id. No verb clears stalled, and the "
-                    "exempt sweep writes only state pending, so the 1 stays.",
-            ),
-            Option(
-                "The job stays in active: exempt means its lease has not run out yet.",
-                misconception="exempt means not expired",
-                why="The sweep reads only leases whose deadline has passed. Exempt is how it "
-                    "reads such an expired lease when the stamp is not its own process's: "
-                    "the job leaves active for pending.",
-            ),
-            Option(
-                "Had the server handed over to a replica and been promoted back instead of "
-                "restarting, the job would also go back uncounted.",
-                misconception="a failover changes run_id",
-                why="A run_id names one process and changes only when a process starts. A "
-                    "primary promoted back without restarting keeps its run_id, so the stamp "
-                    "its claim wrote is its own again: counted, stalled 2, dead. The failback "
-                    "limit shows the same rule on your server with a fresh row and max_stalled "
-                    "1: counted, stalled 1, dead.",
-            ),
-        ],
-    )
+    return Diagnostic(ONE_LEASE_ACROSS_A_RESTART)
 
 
 # -- 04: a fifth history ----------------------------------------------------------------------
@@ -230,8 +112,6 @@ ACTIONS = ("add", "claim", "scripted_claim", "extend", "scripted_extend", "resta
 FIFTH_TITLE = "extended by a script after the restart"
 FIFTH_MAX_STALLED = 1
 STAMPS = ("process 1", "process 2", "no process")
-READINGS = ("counted", "exempt")
-OUTCOMES = ("recovered", "dead")
 _NATIVE = {"claim": "EMQ.CLAIM", "extend": "EMQ.EXTEND"}
 
 
@@ -398,10 +278,10 @@ class FifthHistory:
                                    "and run it."))
         )])
 
-    def check(self, steps, executors: tuple[Executor, ...] | None = None,
+    def check(self, steps, *, live: Executor | None = None,
               queue: Queue = EXERCISE_QUEUE) -> Feedback:
-        """Plays the steps at max_stalled 1, on each executor (a fresh model when none is
-        given), only if they tell the fifth history and a prediction is recorded."""
+        """Plays the steps at max_stalled 1, on a fresh model, then on `live` when it is given,
+        only if they tell the fifth history and a prediction is recorded."""
         exercise = f"a fifth history: {FIFTH_TITLE}"
         findings = [Finding(WRONG, p) for p in _fifth_problems(steps)]
         prediction = self.prediction
@@ -416,7 +296,7 @@ class FifthHistory:
                                           "was refused: this play is held against the first one"))
         history = History("fifth", FIFTH_TITLE, tuple(steps), "")
         traces = []
-        for executor in executors or (ModelExecutor(),):
+        for executor in (ModelExecutor(), *([live] if live is not None else [])):
             try:
                 trace = play(history, FIFTH_MAX_STALLED, executor, queue)
             except (LabError, ReplyError) as exc:
@@ -438,9 +318,10 @@ def predict_fifth(stamp=None, reading=None, outcome=None) -> Feedback:
     return FIFTH.predict(stamp, reading, outcome)
 
 
-def check_history(steps, *, executors: tuple[Executor, ...] | None = None,
+def check_history(steps, *, live: Executor | None = None,
                   queue: Queue = EXERCISE_QUEUE) -> Feedback:
-    """Plays the learner's fifth history against the recorded prediction (FifthHistory.check)."""
-    return FIFTH.check(steps, executors, queue)
+    """Plays the learner's fifth history against the recorded prediction (FifthHistory.check),
+    on a fresh model, then on `live` when it is given."""
+    return FIFTH.check(steps, live=live, queue=queue)
 
 

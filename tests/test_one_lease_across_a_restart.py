@@ -1,21 +1,19 @@
-"""across_restart.py, notebook 04's logic: a history on the model, the counterfactual without the
-epoch, the outcome table, the model held against a live server step by step, and the
+"""Notebook 04's module and the traces it shows: a history on the model, the counterfactual
+without the epoch (traces.py), the outcome table, the model held against a live server step by step, and the
 diagnostic question held against the history it is about."""
 
 import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
-from trafikey_lab.course.across_restart import (
+from trafikey_lab.course.one_lease_across_a_restart import model_against_live, outcome_table
+from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART as QUESTION
+from trafikey_lab.questions import QUESTION_HISTORY, QUESTION_MAX_STALLED
+from trafikey_lab.traces import (
     AGREE,
     DIFFER,
     MAX_STALLED,
-    QUESTION_HISTORY,
-    QUESTION_MAX_STALLED,
     comparison_rows,
-    model_against_live,
-    outcome_table,
     play_on_model,
-    question,
     without_epoch,
 )
 from trafikey_lab.histories import JOB, OUTCOME, History
@@ -123,7 +121,7 @@ MISCONCEPTIONS = {"a restart resets stalled", "exempt means not expired",
 
 
 def test_the_question_has_one_right_option_and_names_each_misconception():
-    options = question().options
+    options = QUESTION.options
     assert sum(option.right for option in options) == 1
     assert {o.misconception for o in options if not o.right} == MISCONCEPTIONS
     assert all(o.why for o in options)
@@ -160,6 +158,6 @@ def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option
                  ModelExecutor())
     assert not trace.exempt and trace.outcome == "dead"
     assert trace.steps[-1].row[b"stalled"] == b"2"
-    right = next(o for o in question().options if o.right)
-    failover = next(o for o in question().options if o.misconception == "a failover changes run_id")
+    right = next(o for o in QUESTION.options if o.right)
+    failover = next(o for o in QUESTION.options if o.misconception == "a failover changes run_id")
     assert "counted, stalled 2, dead" in failover.why and "stalled keeps its 1" in right.why

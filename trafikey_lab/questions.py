@@ -1,0 +1,251 @@
+"""The course's diagnostic questions as data: a prompt, its options, the one right option, and
+the misconception each wrong option names, so that a learner who picks it is told which idea to
+repair and what is true instead.
+
+Content only: `widgets.diagnostic.Diagnostic` lays a Question out and answers a choice, and the
+tests hold each question here against the model and the C without a widget.
+"""
+
+from dataclasses import dataclass
+
+from trafikey_lab.histories import History
+
+LETTERS = "ABCDEFGH"
+
+
+@dataclass(frozen=True)
+class Option:
+    text: str
+    why: str
+    """What is true, and why: shown when the option is chosen."""
+    right: bool = False
+    misconception: str | None = None
+    """For a wrong option: the mistaken idea behind it, in a few words."""
+
+
+def check_options(options) -> None:
+    """Exactly one right option; every wrong one names its misconception; no two alike."""
+    options = list(options)
+    if len(options) < 2:
+        raise ValueError("a question needs at least two options")
+    if sum(option.right for option in options) != 1:
+        raise ValueError("exactly one option must be right=True")
+    for option in options:
+        if not option.text.strip() or not option.why.strip():
+            raise ValueError(f"{option.text!r}: every option needs its text and its why")
+        if option.right and option.misconception:
+            raise ValueError(f"{option.text!r}: the right option has no misconception")
+        if not option.right and not (option.misconception or "").strip():
+            raise ValueError(f"{option.text!r}: a wrong option must name its misconception")
+    if len({option.text for option in options}) != len(options):
+        raise ValueError("two options have the same text")
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice question; its options are refused unless they can teach."""
+
+    prompt: str
+    options: tuple[Option, ...]
+
+    def __init__(self, prompt: str, options):
+        check_options(options)
+        object.__setattr__(self, "prompt", prompt)
+        object.__setattr__(self, "options", tuple(options))
+
+    @property
+    def right(self) -> Option:
+        return next(option for option in self.options if option.right)
+
+    def option(self, letter: str) -> Option:
+        """The option a letter ("A", "B", ...) labels."""
+        return self.options[LETTERS.index(letter.upper())]
+
+    def labels(self) -> list[str]:
+        return [f"{LETTERS[i]}. {option.text}" for i, option in enumerate(self.options)]
+
+    @staticmethod
+    def feedback(option: Option) -> str:
+        if option.right:
+            return f"Right. {option.why}"
+        return f"Not this one: it rests on the idea that {option.misconception}. {option.why}"
+
+    def __repr__(self) -> str:
+        lines = [f"Check yourself. {self.prompt}", *(f"  {label}" for label in self.labels())]
+        return "\n".join(lines)
+
+
+ONE_VALUE_PER_PROCESS = Question(
+    "A lease has run out, and the sweep reads its row's lease_epoch. The server's run_id "
+    "is R. Which stored lease_epoch makes the sweep count the stall?",
+    [
+        Option("Any well-formed run_id: 40 bytes of 0-9 and a-f.",
+               misconception="the sweep re-checks the stamp's shape rather than whose it is",
+               why="The sweep never looks at a stamp's shape: trafikey_exempt compares "
+                   "lengths and bytes, nothing else. Forty 0s are a well-formed run_id, and "
+                   "exempt under any R but forty 0s itself. The shape check runs once, at "
+                   "load, on the server's own run_id."),
+        Option("R, written in lower or in upper case.",
+               misconception="the stamp comparison ignores case",
+               why="The comparison is memcmp, byte for byte, and 'F' (0x46) is not 'f' "
+                   "(0x66): R in capitals is exempt, like any other bytes that are not R."),
+        Option("R's 40 bytes exactly, and nothing else.", right=True,
+               why="trafikey_exempt decides the exemption: the lease is exempt unless the "
+                   "field is there and equals the current run_id in length and in every "
+                   "byte. Every other value, a missing field included, is exempt: back to "
+                   "pending, stalled untouched. A lease it does not exempt, "
+                   "trafikey_decide_member counts: stalled + 1. (It reads lease_epoch only "
+                   "on a hash row without group, so it never counts a lane row.)"),
+        Option("Any value, as long as the server has not restarted since the claim.",
+               misconception="exempt means the server restarted",
+               why="The sweep cannot see restarts; it sees only the stamp. With no restart "
+                   "at all, a missing stamp or bytes another tool wrote are exempt, because "
+                   "they are not R. A restart is only the usual way a stamp stops being R."),
+        Option("R, or no lease_epoch at all, since nothing says another process granted "
+               "the lease.",
+               misconception="a missing stamp counts as this process's",
+               why="A missing field is exempt: trafikey_exempt returns 1 when there is no "
+                   "field. A row that no native verb ever stamped is never charged."),
+    ],
+)
+"""Notebook 01's diagnostic question: which stored stamps the sweep counts."""
+
+
+THREE_WRITERS = Question(
+    "job-4 was claimed with EMQ.CLAIM; its lease ran out and the sweep (max_stalled 2) sent "
+    "it back to pending with stalled 1. In the same server process a worker then claims "
+    "it with the script claim2, and that lease runs out too. What does the next sweep, "
+    "max_stalled 2, do with job-4?", [
+        Option("It sends job-4 back to pending uncounted: a lease a script granted carries "
+               "no stamp.", misconception="claim2 removes the stamp",
+               why="claim2's one write to the row is HSET state active attempts <n>; "
+                   "lease_epoch stays as the native claim wrote it. Only a row that no "
+                   "native verb ever stamped is never charged."),
+        Option("It dead-letters job-4 with stalled 2: the row still carries the stamp the "
+               "native claim wrote, this process's.", right=True,
+               why="claim2 writes only state and attempts, and neither it nor the sweep "
+                   "removes lease_epoch. The row still carries the stamp the native claim "
+                   "wrote, this process's, so the stall is counted: 1 + 1 = 2 reaches "
+                   "max_stalled."),
+        Option("It sends job-4 back to pending uncounted: the first sweep cleared the stamp "
+               "when it sent the job back.",
+               misconception="the sweep removes the stamp of a lease it ends",
+               why="the sweep writes state, and stalled for a counted lease; it never "
+                   "writes lease_epoch."),
+        Option("It sends job-4 back to pending with stalled 1: the new claim started the "
+               "count again.", misconception="a new claim resets stalled",
+               why="no claim writes stalled: EMQ.CLAIM writes state, attempts and "
+                   "lease_epoch, claim2 state and attempts. The count goes on from 1 to 2."),
+        Option("It dead-letters job-4 with stalled still 1: the scripted lease is not "
+               "counted, but a job claimed twice has used up max_stalled 2.",
+               misconception="max_stalled counts claims",
+               why="max_stalled is held against stalled, the counted stalls, not against "
+                   "attempts: the sweep dead-letters a job only on a counted stall, when "
+                   "stalled + 1 reaches max_stalled, and writes that stalled with it. Here "
+                   "the stall is counted, on the stamp the native claim left, so the job "
+                   "dies with stalled 2."),
+    ])
+"""02's diagnostic question: what a scripted claim leaves of an earlier native stamp."""
+
+
+ONE_READER = Question(
+    "An expired member of active has a row with no group field, a lease_epoch written by "
+    "another process, and stalled 2. What does this module's EMQ.STALLED.CHECK do with it, "
+    "with max_stalled 3?", [
+        Option("It fetches group and lease_epoch only: stalled is fetched only for a "
+               "counted lease.", misconception="the sweep reads stalled only for counted "
+                                               "leases",
+               why="that is the dive's Rust sweep, which reads one field per question. This "
+                   "module fetches all three fields with one HashGet for every hash row; "
+                   "what is lazy is the decision, which is never shown stalled here."),
+        Option("It checks that lease_epoch is 40 lowercase hex characters before it "
+               "compares it with the run_id.",
+               misconception="the sweep re-checks the stamp's shape",
+               why="trafikey_exempt compares bytes only: the lengths, then memcmp. The shape "
+                   "check runs once, at load, on the server's own run_id."),
+        Option("It fetches group, lease_epoch and stalled in one hash read, shows its "
+               "decision only the type, group and lease_epoch, and sends the job back to "
+               "pending with stalled still 2.", right=True,
+               why="decide_row calls ValkeyModule_HashGet for the three fields of every "
+                   "hash row. The step machine asks for the type, group, then lease_epoch, "
+                   "and the foreign stamp settles the verdict: exempt. The write pass sets "
+                   "state pending and does not write stalled."),
+        Option("It leaves the job in active: for this process the lease has not expired.",
+               misconception="exempt means not expired",
+               why="the member was picked because its deadline is past. Exempt means its "
+                   "expiry is not counted as a stall: the job goes back to pending and is "
+                   "listed among the recovered ids."),
+        Option("It sends the job back to pending with stalled 0: the restart cleared the "
+               "old process's stalls.", misconception="a restart resets stalled",
+               why="nothing resets stalled. The exempt member's one row write is HSET state "
+                   "pending, so stalled stays 2."),
+    ])
+"""03's diagnostic question: what this module's sweep fetches of an exempt member's row,
+what its decision is shown, and what it writes."""
+
+
+QUESTION_HISTORY = History(
+    "counted_then_extended_by_script",
+    "one stall counted, then extended by a script after a restart",
+    ("add", "claim", "expire", "sweep", "claim", "restart", "scripted_extend", "expire", "sweep"),
+    "the second claim stamped the row with the process before the restart and extend2 left "
+    "that stamp, so the sweep after the restart finds another process's stamp",
+)
+"""The history 04's question is about: the first sweep counts a stall (stalled 1), the rest
+is the fifth history of the exercise."""
+QUESTION_MAX_STALLED = 2
+
+
+ONE_LEASE_ACROSS_A_RESTART = Question(
+    "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "
+    "with EMQ.CLAIM; then the server restarts; on the new process the "
+    "worker extends the lease once with the script extend2, then stops. The lease runs out "
+    f"and the new process sweeps with max_stalled {QUESTION_MAX_STALLED}. Which is true?",
+    [
+        Option(
+            "The job goes back to pending uncounted, and its stalled field still holds 1.",
+            right=True,
+            why="EMQ.CLAIM stamped the row with the process before the restart, and extend2 "
+                "moved the deadline without writing lease_epoch, so the sweep finds another "
+                "process's stamp: exempt. It takes the job out of active, puts it in "
+                "pending and lists it among the recovered; on the row it writes state "
+                "pending and nothing else, so stalled keeps its 1.",
+        ),
+        Option(
+            "The stall is counted: stalled becomes 2, which reaches max_stalled 2, and the "
+            "job is dead-lettered.",
+            misconception="extend2 moves the lease to the new process",
+            why="extend2 makes EMQ.EXTEND's test (the id in active, state active, attempts "
+                "equal to the worker's attempt; neither checks the deadline) and moves the "
+                "deadline as EMQ.EXTEND does, but it writes no lease_epoch: the stamp still "
+                "names the process before the restart. Had the worker extended with "
+                "EMQ.EXTEND, this would be the answer.",
+        ),
+        Option(
+            "The job goes back to pending with no stalled count left: the restart wiped it.",
+            misconception="a restart resets stalled",
+            why="A restart keeps the dataset (the lab's server saves it and the new process "
+                "loads it); what changes is the run_id. No verb clears stalled, and the "
+                "exempt sweep writes only state pending, so the 1 stays.",
+        ),
+        Option(
+            "The job stays in active: exempt means its lease has not run out yet.",
+            misconception="exempt means not expired",
+            why="The sweep reads only leases whose deadline has passed. Exempt is how it "
+                "reads such an expired lease when the stamp is not its own process's: "
+                "the job leaves active for pending.",
+        ),
+        Option(
+            "Had the server handed over to a replica and been promoted back instead of "
+            "restarting, the job would also go back uncounted.",
+            misconception="a failover changes run_id",
+            why="A run_id names one process and changes only when a process starts. A "
+                "primary promoted back without restarting keeps its run_id, so the stamp "
+                "its claim wrote is its own again: counted, stalled 2, dead. The failback "
+                "limit shows the same rule on your server with a fresh row and max_stalled "
+                "1: counted, stalled 1, dead.",
+        ),
+    ],
+)
+"""04's diagnostic question: one history, one right answer about it, and a wrong option for
+each misconception about restarts, exemption, failover and the scripted extension."""

@@ -1,0 +1,174 @@
+"""One value read in the run_id's two roles, as notebook 01 teaches them, and the dive's test
+values under the names its tests give them.
+
+As the run_id the module reads at load, a value must pass the shape check (40 bytes, each one
+of 0-9 a-f) or the module refuses to load. As a lease_epoch stored on a row, the sweep only
+compares it with the current run_id, byte for byte, and never re-checks its shape: a stamp is
+exempt because it is not this process's, whatever the reason it is not. `read_value` gives both
+readings, with why, and the C module's own answers to the same bytes; `readings_table` gives
+them for every named value. The RunIdChecker widget shows a `Reading`.
+"""
+
+from dataclasses import dataclass
+
+from trafikey_lab import epoch
+from trafikey_lab.model import HOST_CALL_FAILED
+from trafikey_lab.module import native
+from trafikey_lab.table import Table
+
+SHAPE_TEST = "run_ids_are_40_lowercase_hex"
+EXEMPTION_TEST = "exemption_is_missing_or_different"
+
+NAMED_VALUES: dict[str, bytes | None] = {
+    "NOW": epoch.NOW,
+    **epoch.SHAPE_REJECTS,
+    **{f"lease_epoch {name}": value for name, value in epoch.FOREIGN_EPOCHS.items()},
+}
+"""The dive's test values, in the order its tests list them, under the names they go by."""
+
+# What each test asserts about a value, in the tests' own words where they give a message.
+_EXEMPTION_MESSAGES: dict[bytes | None, str] = {
+    epoch.NOW: "same process: counted",
+    None: "a missing field is exempt as well: exempt(None, NOW)",
+    epoch.ZERO: "another process: exempt",
+    b"": "an empty field is not this process",
+}
+
+NO_RUN_ID_FIELD = "INFO server has no run_id field"
+BAD_SHAPE = "run_id is not 40 characters of 0-9a-f"
+"""Two of load_epoch's reasons for not loading an epoch, in trafikey.c's own words."""
+
+LOAD_WARNING = "trafikey: emq epoch not loaded: "
+"""The start of the warning OnLoad logs, before the reason, when it refuses the load."""
+
+MODULE_LOAD_REFUSED = "Error loading the extension. Please check the server logs."
+"""What Valkey's MODULE LOAD answers (after ERR) when a module's load function refuses."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Both checks on one value (None: a lease_epoch field that is not there)."""
+
+    value: bytes | None
+    length: str
+    valid: bool | None
+    """The shape check's verdict; None when there are no bytes to check."""
+    reason: str
+    load: str
+    native_valid: bool | None
+    exempt: bool
+    native_exempt: bool
+    sweep: str
+    """What the sweep does with the value as a stored lease_epoch, and why."""
+    sweep_why: str
+    """Why, in a few words: the stamp is this process's, missing, another process's, or other
+    bytes (which are not even a run_id)."""
+    tests: tuple[str, ...]
+
+    @property
+    def native_agrees(self) -> bool:
+        return (self.valid, self.exempt) == (self.native_valid, self.native_exempt)
+
+
+def _length(value: bytes | None) -> str:
+    if value is None:
+        return "no field: nothing stored"
+    text = value.decode("utf-8", errors="replace")
+    extra = f" ({len(text)} typed characters, UTF-8)" if len(text) != len(value) else ""
+    return f"{len(value)} bytes{extra}"
+
+
+def _tests(value: bytes | None) -> tuple[str, ...]:
+    found = []
+    if value == epoch.NOW:
+        found.append(f"{SHAPE_TEST}: valid_run_id(NOW) is true")
+    if value in epoch.SHAPE_REJECTS.values():
+        found.append(f"{SHAPE_TEST}: one of the five values it must reject")
+    if value in _EXEMPTION_MESSAGES:
+        found.append(f'{EXEMPTION_TEST}: "{_EXEMPTION_MESSAGES[value]}"')
+    return tuple(found)
+
+
+def _refused(reason: str) -> str:
+    return (f'refused: OnLoad logs the warning "{LOAD_WARNING}{reason}" and the module does '
+            "not load (MODULE LOAD answers an error; a server started with --loadmodule "
+            f"stops); the dive's Rust module refuses with {HOST_CALL_FAILED}")
+
+
+def _load(value: bytes | None, valid: bool | None) -> str:
+    if value is None:
+        return _refused(NO_RUN_ID_FIELD)
+    if valid:
+        return (f"cached: load_epoch copies these {len(value)} bytes into cached_run_id and the "
+                "module loads with them as its epoch, until the process ends or the module "
+                "is unloaded")
+    return _refused(BAD_SHAPE)
+
+
+def _sweep(value: bytes | None, current: bytes) -> tuple[str, str]:
+    """The sweep's reading of a stored lease_epoch under `current`, long and short."""
+    if not epoch.exempt(value, current):
+        return (("counted: the stamp is this process's run_id, so the lease ran out under a "
+                 "live server and the worker is charged: stalled + 1 against max_stalled "
+                 "(recovered while it is below max_stalled, dead once it reaches or passes it)"),
+                "this process's stamp")
+    back = "; back to pending with stalled untouched, listed among the recovered"
+    if value is None:
+        return ("exempt: there is no stamp, so it is not this process's: no native verb left "
+                "one on this row (every native claim and extension writes one, the scripts "
+                "none)" + back, "no stamp")
+    if epoch.valid_run_id(value):
+        return ("exempt: a well-formed run_id, but another server process's (this server "
+                "before a restart, or another server), so the sweep puts the expiry down to "
+                "that process, not to the worker" + back, "another process's stamp")
+    if value.lower() == current:
+        differs = "only in case, and the comparison is byte for byte"
+        short = "other bytes: capitals"
+    elif len(value) != len(current):
+        differs, short = f"({len(value)} bytes against {len(current)})", "other bytes"
+    else:
+        differs, short = "", "other bytes"
+    return (f"exempt: these bytes differ from this process's run_id {differs}".rstrip()
+            + ", so they are not its stamp. No native verb wrote them (they are not even a "
+              "run_id: a plain command or another tool did), and the sweep never checks a "
+              "stamp's shape, it only compares bytes" + back, short)
+
+
+def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
+    """The shape check and the load as the server's run_id; the exemption as a stored
+    lease_epoch while the run_id is `current`; the C module's answers to the same bytes."""
+    if value is None:
+        valid = native_valid = None
+        reason = "there are no bytes to check"
+    else:
+        problem = epoch.shape_problem(value)
+        valid, native_valid = problem is None, native.valid_run_id(value)
+        reason = problem or f"{epoch.RUN_ID_LEN} bytes, each one of 0-9 a-f"
+    sweep, sweep_why = _sweep(value, current)
+    return Reading(
+        value=value,
+        length=_length(value),
+        valid=valid,
+        reason=reason,
+        load=_load(value, valid),
+        native_valid=native_valid,
+        exempt=epoch.exempt(value, current),
+        native_exempt=native.exempt(value, current),
+        sweep=sweep,
+        sweep_why=sweep_why,
+        tests=_tests(value),
+    )
+
+
+def readings_table(current: bytes = epoch.NOW) -> Table:
+    """Every named value read both ways, one row each: the shape check's verdict, what the
+    load does, the exemption while the run_id is `current`, what the sweep does and why, and
+    why the shape check said so. A missing field has no bytes to check, so its load is
+    refused."""
+    rows = []
+    for name, value in NAMED_VALUES.items():
+        r = read_value(value, current)
+        rows.append((name, str(r.valid), "cached" if r.valid else "refused", str(r.exempt),
+                     "exempt" if r.exempt else "counted", r.sweep_why, r.reason))
+    return Table(("value", "valid", "at load", "exempt", "sweep", "why (sweep)",
+                  "why (shape check)"), tuple(rows))
