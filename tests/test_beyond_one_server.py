@@ -12,8 +12,8 @@ from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.live.choose import choose_server
 from trafikey_lab.live.server import LabServer
-from trafikey_lab.widgets.restart_costs import RestartCosts
 from trafikey_lab.plots import alt, dead_letters
+from trafikey_lab.widgets.restart_costs import RestartCosts
 
 QUEUE = Queue("{beyond}")
 

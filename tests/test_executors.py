@@ -10,8 +10,8 @@ import redis
 from trafikey_lab import schedule as S
 from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.errors import ReplyError
-from trafikey_lab.executors import LiveExecutor, Queue, glob_escaped
-from trafikey_lab.live.executor import error_text
+from trafikey_lab.executors import Queue, glob_escaped
+from trafikey_lab.live.executor import LiveExecutor, error_text
 
 FAR = 10**9
 """A lease long enough never to run out during a test."""

@@ -10,9 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from trafikey_lab import ModelExecutor
-from trafikey_lab.course.one_lease_across_a_restart import FIFTH_TITLE, FifthHistory
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
+from trafikey_lab.course.one_lease_across_a_restart import FIFTH_TITLE, FifthHistory
 
 RIGHT_PREDICTION = ("process 1", "exempt", "recovered")
 FIFTH = ("add", "claim", "restart", "scripted_extend", "expire", "sweep")

@@ -9,7 +9,6 @@ from stored_cells import exercise_namespace
 
 from trafikey_lab import ModelExecutor, Queue, ReplyError
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG
-from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.course.three_writers import (
     _MODEL_READS,
     _READONLY,
@@ -22,6 +21,7 @@ from trafikey_lab.course.three_writers import (
     check_lease_move,
     judge_on,
 )
+from trafikey_lab.questions import THREE_WRITERS
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_three_writers.ipynb"
 

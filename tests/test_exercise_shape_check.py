@@ -12,7 +12,12 @@ import pytest
 
 from trafikey_lab import epoch
 from trafikey_lab.course.feedback import RIGHT
-from trafikey_lab.course.one_value_per_process import MADE_UP, SHAPE_CASES, check_shape_check, made_up_values
+from trafikey_lab.course.one_value_per_process import (
+    MADE_UP,
+    SHAPE_CASES,
+    check_shape_check,
+    made_up_values,
+)
 from trafikey_lab.module import native
 
 

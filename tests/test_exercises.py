@@ -13,7 +13,6 @@ from trafikey_lab.course.feedback import RIGHT, WRONG, Feedback, Finding
 from trafikey_lab.course.one_value_per_process import SHAPE_CASES, check_shape_check
 from trafikey_lab.course.registry import NOTEBOOKS
 
-
 # -- 01: the shape check ----------------------------------------------------------------------
 
 

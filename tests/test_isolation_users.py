@@ -21,9 +21,9 @@ import redis
 from learners import ROOT, command_line, listening_sockets
 
 from trafikey_lab import LabServer, LiveExecutor, Queue, RestartUnavailable, ServerStartError
-from trafikey_lab.errors import InsecureServer, ServerGone
+from trafikey_lab.errors import InsecureServer
 from trafikey_lab.live.choose import choose_server
-from trafikey_lab.live.client import mask_url
+from trafikey_lab.live.client import ServerGone, mask_url
 
 MINE = Queue("{mine}")
 ROW = "a learner's row"

@@ -6,6 +6,7 @@ import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
 from trafikey_lab.course.one_lease_across_a_restart import model_against_live, outcome_table
+from trafikey_lab.histories import JOB, OUTCOME, History
 from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART as QUESTION
 from trafikey_lab.questions import QUESTION_HISTORY, QUESTION_MAX_STALLED
 from trafikey_lab.traces import (
@@ -16,7 +17,6 @@ from trafikey_lab.traces import (
     play_on_model,
     without_epoch,
 )
-from trafikey_lab.histories import JOB, OUTCOME, History
 
 
 @pytest.mark.parametrize("max_stalled", MAX_STALLED)

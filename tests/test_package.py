@@ -8,6 +8,7 @@ from pathlib import Path
 
 import trafikey_lab
 from trafikey_lab import errors
+from trafikey_lab.live.client import ServerGone
 
 PUBLIC = {
     "AttachedServer", "BadNamespace", "HISTORIES", "Executor", "InsecureServer", "LabError",
@@ -34,7 +35,7 @@ def _exceptions():
     it extends (live/client.py) so that importing errors.py loads no redis."""
     own = {name: cls for name, cls in inspect.getmembers(errors, inspect.isclass)
            if issubclass(cls, Exception) and cls.__module__ == errors.__name__}
-    return {**own, "ServerGone": errors.ServerGone}
+    return {**own, "ServerGone": ServerGone}
 
 
 def test_every_exception_of_errors_py_is_exported():
@@ -55,7 +56,7 @@ def test_every_exception_is_drawn_in_errors_py_s_tree_under_its_parent():
 
 def test_a_refusal_is_not_a_setup_error_so_catching_lab_error_does_not_hide_it():
     assert not issubclass(errors.ReplyError, errors.LabError)
-    assert issubclass(errors.ServerGone, errors.ServerStopped)
+    assert issubclass(ServerGone, errors.ServerStopped)
 
 
 def _readme_layout() -> str:

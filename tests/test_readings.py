@@ -9,8 +9,11 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
+from trafikey_lab.live.owned import server_binary
+from trafikey_lab.model import HOST_CALL_FAILED
+from trafikey_lab.module import native
+from trafikey_lab.module.build import module_path
 from trafikey_lab.questions import ONE_VALUE_PER_PROCESS as QUESTION
-from trafikey_lab.widgets.diagnostic import Diagnostic
 from trafikey_lab.readings import (
     BAD_SHAPE,
     LOAD_WARNING,
@@ -20,11 +23,8 @@ from trafikey_lab.readings import (
     read_value,
     readings_table,
 )
-from trafikey_lab.live.owned import server_binary
-from trafikey_lab.model import HOST_CALL_FAILED
-from trafikey_lab.module import native
-from trafikey_lab.module.build import module_path
 from trafikey_lab.sweep import Seen
+from trafikey_lab.widgets.diagnostic import Diagnostic
 
 MODULE_SOURCE = Path(__file__).resolve().parent.parent / "trafikey_lab" / "module" / "trafikey.c"
 

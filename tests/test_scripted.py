@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from trafikey_lab import LiveExecutor, Queue, scripts
-from trafikey_lab.scripts import scripted
-from trafikey_lab.scripts.scripted import MIXES, ScriptedPeer
+from trafikey_lab.live import scripted
+from trafikey_lab.live.scripted import MIXES, ScriptedPeer
 
 QUEUE = Queue("{peer}")
 

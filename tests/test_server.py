@@ -3,7 +3,6 @@
 Crashes, AOF replay, replicas, ACL and owners killed with SIGKILL are in tests/reliability."""
 
 import errno
-import os
 import socket
 import sys
 import time

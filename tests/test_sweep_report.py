@@ -5,7 +5,6 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
-from trafikey_lab.questions import ONE_READER as QUESTION
 from trafikey_lab.course.one_reader import (
     KINDS,
     MAX_STALLED,
@@ -20,6 +19,7 @@ from trafikey_lab.course.one_reader import (
 )
 from trafikey_lab.model import decide_row
 from trafikey_lab.module.build import c_excerpt
+from trafikey_lab.questions import ONE_READER as QUESTION
 from trafikey_lab.sweep import Need
 
 

@@ -6,8 +6,8 @@ import pytest
 from trafikey_lab import LiveExecutor, Queue, choose_server
 from trafikey_lab.course import why_natively
 from trafikey_lab.course.why_natively import RULES, check_sweep_survives_restart, run_lua
-from trafikey_lab.scripts import scripted
-from trafikey_lab.scripts.scripted import ScriptedPeer
+from trafikey_lab.live import scripted
+from trafikey_lab.live.scripted import ScriptedPeer
 
 QUEUE = Queue("{natively}")
 

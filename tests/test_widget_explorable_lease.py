@@ -9,10 +9,10 @@ import html  # noqa: E402
 import pytest  # noqa: E402
 
 from trafikey_lab import schedule as S  # noqa: E402
-from trafikey_lab.traces import QUEUE  # noqa: E402
-from trafikey_lab.executors import LiveExecutor  # noqa: E402
 from trafikey_lab.histories import JOB  # noqa: E402
+from trafikey_lab.live.executor import LiveExecutor  # noqa: E402
 from trafikey_lab.plots.alt import alt_text  # noqa: E402
+from trafikey_lab.traces import QUEUE  # noqa: E402
 from trafikey_lab.widgets.explorable_lease import ExplorableLease  # noqa: E402
 
 ROW = (QUEUE.prefix + JOB).decode()

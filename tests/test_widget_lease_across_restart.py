@@ -12,10 +12,10 @@ import ipywidgets as widgets  # noqa: E402
 import pytest  # noqa: E402
 
 from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, reading_line  # noqa: E402
-from trafikey_lab.traces import AGREE, DIFFER, MAX_STALLED, QUEUE  # noqa: E402
 from trafikey_lab.histories import JOB
 from trafikey_lab.plots.timeline import alt_text  # noqa: E402
 from trafikey_lab.text import short  # noqa: E402
+from trafikey_lab.traces import AGREE, DIFFER, MAX_STALLED, QUEUE  # noqa: E402
 from trafikey_lab.widgets.lease_across_restart import LeaseAcrossRestart  # noqa: E402
 
 EXEMPT = {"restarted", "upgrade"}

@@ -33,8 +33,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import redis  # noqa: E402
 
 from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories  # noqa: E402
+from trafikey_lab.live import scripted  # noqa: E402
 from trafikey_lab.plots.palette import colour  # noqa: E402
-from trafikey_lab.scripts import scripted  # noqa: E402
 
 QUEUE = Queue("{bench}")
 REPEATS = 3

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from trafikey_lab.errors import LabError
-from trafikey_lab.executors import LiveExecutor, Queue
+from trafikey_lab.executors import Queue
 from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.owned import SERVER_ENV, server_binary
 from trafikey_lab.live.server import URL_ENV, LabServer
 from trafikey_lab.module import build

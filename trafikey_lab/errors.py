@@ -18,10 +18,8 @@ is something the course makes happen and shows, the same text from the model and
 server; code that catches LabError to report a broken setup must not swallow it.
 
 ServerGone is defined in live/client.py, beside the client that raises it, because it is also a
-redis ConnectionError: importing this module loads no redis. It is found here all the same.
+redis ConnectionError: importing this module loads no redis.
 """
-
-from typing import TYPE_CHECKING
 
 
 class LabError(Exception):
@@ -76,16 +74,3 @@ class ReplyError(Exception):
     def code(self) -> str:
         """The error's code, the first word of its line: ERR, WRONGTYPE, NOSCRIPT..."""
         return self.text.split(" ", 1)[0]
-
-
-if TYPE_CHECKING:
-    from trafikey_lab.live.client import ServerGone as ServerGone
-
-
-def __getattr__(name: str):
-    # PEP 562: ServerGone, loaded (with redis) only when asked for.
-    if name == "ServerGone":
-        from trafikey_lab.live.client import ServerGone as ServerGone
-
-        return ServerGone
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from trafikey_lab import epoch
 from trafikey_lab.errors import BadNamespace, ReplyError
 from trafikey_lab.model import ModelServer
-from trafikey_lab.scripts import source as script_source  # noqa: F401  course/why_natively.py's name
 
 SCRIPTS = ("add", "claim2", "extend2")
 
@@ -266,14 +265,3 @@ class ModelExecutor(Executor):
     def dataset(self) -> dict:
         return self.server.dump()
 
-
-_LIVE_NAMES = ("LiveExecutor", "error_text", "server_now_ms")
-
-
-def __getattr__(name: str):
-    # PEP 562: the live executor's names, loaded (with redis) only when asked for.
-    if name in _LIVE_NAMES:
-        from trafikey_lab.live import executor
-
-        return getattr(executor, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

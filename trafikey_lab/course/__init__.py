@@ -10,8 +10,9 @@ earlier cells made keep working with it.
 import atexit
 from dataclasses import dataclass
 
-from trafikey_lab.executors import LiveExecutor, ModelExecutor, Queue
+from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.live.choose import choose_server
+from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.server import LabServer
 from trafikey_lab.module.build import module_path
 from trafikey_lab.plots import alt

@@ -27,8 +27,9 @@ from trafikey_lab.course.limits import (
     unavailable,
 )
 from trafikey_lab.errors import LabError, ReplyError
-from trafikey_lab.executors import LiveExecutor, Queue
+from trafikey_lab.executors import Queue
 from trafikey_lab.histories import JOB, LEASE_MS
+from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.owned import OwnedServer, owner_secret
 from trafikey_lab.live.server import LabServer, client_of
 from trafikey_lab.plots.dead_letters import plot_dead_letters

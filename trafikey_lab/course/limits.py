@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from trafikey_lab.errors import LabError
-from trafikey_lab.executors import Executor, LiveExecutor, ModelExecutor, Queue
+from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS, History, Trace, compare, play
+from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.server import LabServer, client_of
 from trafikey_lab.text import plain
