@@ -237,7 +237,8 @@ def test_each_notebook_states_the_minutes_its_reading_and_tasks_take(name):
 def test_every_tag_a_cell_carries_is_one_the_minutes_or_nbval_read(name):
     for cell in load(name).cells:
         unknown = set(cell.metadata.get("tags", [])) - set(minutes.TAG_MINUTES) - NBVAL_TAGS
-        assert not unknown, f"{name}: a cell carries {unknown}, which nothing reads: {cell.source[:60]!r}"
+        assert not unknown, (f"{name}: a cell carries {unknown}, which nothing reads: "
+                             f"{cell.source[:60]!r}")
 
 
 def test_the_minutes_count_words_outputs_figures_tasks_and_exercise(tmp_path):
@@ -252,7 +253,8 @@ def test_the_minutes_count_words_outputs_figures_tasks_and_exercise(tmp_path):
     predict.metadata["tags"] = ["prediction"]
     notebook = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# T\n\n**Time:** about 9 minutes. " + "word " * 285),
-        nbformat.v4.new_markdown_cell("## Exercise: try [it](https://valkey.io/x) (about 4 minutes)"),
+        nbformat.v4.new_markdown_cell(
+            "## Exercise: try [it](https://valkey.io/x) (about 4 minutes)"),
         printed, drawn, widget, predict,
     ])
     path = tmp_path / "99_t.ipynb"
