@@ -17,9 +17,11 @@ from nbclient import NotebookClient
 from nbval.plugin import get_sanitize_patterns
 
 from trafikey_lab import epoch, model
+from trafikey_lab.course import minutes
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 MINE = tuple(sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
+NBVAL_TAGS = {"nbval-ignore-output"}
 WIDGETS = ("RunIdChecker(", "LeaseAcrossRestart(")
 """The cells that show a live widget: the only ones whose output nbval may be told to skip."""
 
@@ -207,49 +209,68 @@ def markdown_section(name: str, heading: str) -> str:
                 if cell.cell_type == "markdown" and heading in cell.source)
 
 
-READING_WORDS_PER_MINUTE = 150
-CODE_CELL_MINUTES = 0.5
-
-
-def prose_words(name: str) -> int:
-    """The words of a notebook's markdown, its link targets and HTML tags left out."""
-    text = "\n".join(cell.source for cell in load(name).cells if cell.cell_type == "markdown")
-    text = re.sub(r"\]\([^)]*\)", "]", text)
-    return len(re.sub(r"<[^>]+>", " ", text).split())
-
-
-def exercise_minutes(name: str) -> list[int]:
-    """The minutes each exercise heading names: '## Exercise: <title> (about N minutes)'."""
+def exercise_headings_name_their_minutes(name: str) -> bool:
     headings = [line for cell in load(name).cells if cell.cell_type == "markdown"
                 for line in cell.source.splitlines() if line.startswith("## Exercise")]
-    minutes = [re.fullmatch(r"## Exercise: .+ \(about (\d+) minutes\)", line) for line in headings]
-    assert headings and all(minutes), f"{name}: name each exercise's minutes: {headings}"
-    return [int(match.group(1)) for match in minutes]
-
-
-def reading_minutes(name: str) -> float:
-    code_cells = sum(cell.cell_type == "code" for cell in load(name).cells)
-    return (prose_words(name) / READING_WORDS_PER_MINUTE + CODE_CELL_MINUTES * code_cells
-            + sum(exercise_minutes(name)))
+    return bool(headings) and all(minutes.EXERCISE.fullmatch(line) for line in headings)
 
 
 @pytest.mark.parametrize("name", MINE)
-def test_each_notebook_states_at_least_the_minutes_its_words_cells_and_exercise_take(name):
-    assert stated_minutes(name) >= reading_minutes(name), (
-        f"{name} states {stated_minutes(name)} minutes; its {prose_words(name)} words, code "
-        f"cells and exercise take {reading_minutes(name):.1f}")
+def test_each_notebook_has_an_exercise_whose_heading_names_its_minutes(name):
+    assert exercise_headings_name_their_minutes(name), (
+        f"{name}: name each exercise's minutes: '## Exercise: <title> (about N minutes)'")
 
 
-def test_the_reading_time_model_counts_words_code_cells_and_exercise_minutes(tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", MINE)
+def test_each_notebook_states_the_minutes_its_reading_and_tasks_take(name):
+    part = minutes.cells(NOTEBOOKS / f"{name}.ipynb")
+    tasks = ", ".join(f"{tag} {minutes.tagged(part, tag)}" for tag in minutes.TAG_MINUTES)
+    to_state = minutes.stated(NOTEBOOKS / f"{name}.ipynb")
+    assert stated_minutes(name) == to_state, (
+        f"{name} states {stated_minutes(name)} minutes; its {minutes.prose_words(part)} words "
+        f"of prose, {minutes.output_words(part)} of stored output, {minutes.figures(part)} "
+        f"figures, code cells, tasks ({tasks}) and exercise take {minutes.count(part):.1f}: "
+        f"state {to_state} in its header and in trafikey_lab/course/registry.py")
+
+
+@pytest.mark.parametrize("name", MINE)
+def test_every_tag_a_cell_carries_is_one_the_minutes_or_nbval_read(name):
+    for cell in load(name).cells:
+        unknown = set(cell.metadata.get("tags", [])) - set(minutes.TAG_MINUTES) - NBVAL_TAGS
+        assert not unknown, (f"{name}: a cell carries {unknown}, which nothing reads: "
+                             f"{cell.source[:60]!r}")
+
+
+def test_the_minutes_count_words_outputs_figures_tasks_and_exercise(tmp_path):
+    printed = nbformat.v4.new_code_cell("1", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="ten words " * 5)])
+    drawn = nbformat.v4.new_code_cell("2", outputs=[nbformat.v4.new_output(
+        "display_data", data={"image/png": "", "text/plain": "<Figure of many words here>"})])
+    widget = nbformat.v4.new_code_cell("3", outputs=[nbformat.v4.new_output(
+        "display_data", data={minutes.WIDGET_VIEW: {}, "text/plain": "VBox(children=(...))"})])
+    widget.metadata["tags"] = ["widget-explore", "live-replay"]
+    predict = nbformat.v4.new_markdown_cell("## Predict ![a figure](x.png)")
+    predict.metadata["tags"] = ["prediction"]
     notebook = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("# T\n\n**Time:** about 9 minutes. " + "word " * 290),
-        nbformat.v4.new_markdown_cell("## Exercise: try [it](https://valkey.io/x) (about 4 minutes)"),
-        nbformat.v4.new_code_cell("1"), nbformat.v4.new_code_cell("2"),
+        nbformat.v4.new_markdown_cell("# T\n\n**Time:** about 9 minutes. " + "word " * 285),
+        nbformat.v4.new_markdown_cell(
+            "## Exercise: try [it](https://valkey.io/x) (about 4 minutes)"),
+        printed, drawn, widget, predict,
     ])
-    nbformat.write(notebook, tmp_path / "99_t.ipynb")
-    monkeypatch.setattr(sys.modules[__name__], "NOTEBOOKS", tmp_path)
-    assert prose_words("99_t") == 6 + 290 + 7
-    assert reading_minutes("99_t") == pytest.approx(303 / 150 + 1 + 4)
+    path = tmp_path / "99_t.ipynb"
+    nbformat.write(notebook, path)
+    part = minutes.cells(path)
+    assert minutes.prose_words(part) == 6 + 285 + 7 + 4
+    assert minutes.output_words(part) == 10
+    assert minutes.figures(part) == 2
+    assert minutes.count(part) == pytest.approx(
+        (302 + 10) / 150 + 3 * 0.5 + 2 * 0.5 + 3 + 2 + 1 + 4)
+    assert minutes.stated(path) == 15
+    # A part runs from its heading up to the next one asked for, that one left out.
+    assert minutes.count(minutes.cells(path, "## Exercise", "## Predict")) == pytest.approx(
+        (7 + 10) / 150 + 3 * 0.5 + 0.5 + 3 + 2 + 4)
+    with pytest.raises(minutes.NoSuchPart, match="no markdown cell opening with '## Nowhere'"):
+        minutes.cells(path, "## Nowhere")
 
 
 def test_the_names_table_in_00_names_only_what_the_modules_source_has():
@@ -393,8 +414,8 @@ def test_every_name_a_notebooks_face_promises_is_there(entry):
 def test_the_readmes_course_table_has_one_row_per_registered_notebook_in_order():
     readme = (NOTEBOOKS.parent / "README.md").read_text()
     table = readme.split("\n## The course\n", 1)[1].strip().split("\n\n", 1)[0]
-    stems = re.findall(r"^\| `(\d\d_\w+)` \|", table, re.MULTILINE)
-    assert stems == [entry.stem for entry in registry.NOTEBOOKS]
+    rows = re.findall(r"^\| `(\d\d_\w+)` \| (\d+) \|", table, re.MULTILINE)
+    assert rows == [(entry.stem, str(entry.minutes)) for entry in registry.NOTEBOOKS]
 
 
 # -- the floors: widgets and plots stand on the core, course/ only reaches widgets in a face --

@@ -18,14 +18,33 @@ def live(lab):
     return LiveExecutor(lab)
 
 
-def test_a_sweep_given_the_run_id_read_before_a_restart_counts_the_restart_as_a_stall(live):
+def test_the_race_harms_a_healthy_workers_lease_that_ran_out_only_across_the_restart(live):
     race = why_natively.RunIdRace(live, QUEUE, max_stalled=1)
-    assert race.grant().endswith("claimed by process A; its lease has run out")
+    assert race.grant().endswith("its worker is healthy and extends the lease before it runs out")
     assert race.read_run_id().endswith("process A")
-    assert race.restart().endswith("now process B is running")
+    # The lease is live when the server goes away: it is not a stall under process A.
+    assert live.client.zscore(QUEUE.active, "job-1") > live.now_ms()
+    assert race.restart().endswith("the lease ran out before the worker's next extension "
+                                   "reached it")
+    assert live.client.zscore(QUEUE.active, "job-1") < live.now_ms()
+    assert race.stamp() == "process A"
     outcome = race.sweep_with_client_run_id()
     assert "job-1 dead-lettered" in outcome
     assert "compared with: process A, the run_id the client passed" in outcome
+
+
+def test_on_a_lease_whose_worker_stalled_before_the_restart_the_race_counts_a_real_stall(live):
+    race = why_natively.RunIdRace(live, QUEUE, max_stalled=1)
+    assert race.grant_stalled().endswith("the lease ran out under process A")
+    race.read_run_id()
+    assert live.client.zscore(QUEUE.active, "job-1") < live.now_ms()
+    assert race.restart().endswith("now process B is running")
+    assert "job-1 dead-lettered" in race.sweep_with_client_run_id()
+    # The verb forgives the same stall: its stamp names a process that is gone.
+    race.grant_stalled()
+    race.read_run_id()
+    race.restart()
+    assert "job-1 recovered, state pending, stalled absent" in race.sweep_natively()
 
 
 @pytest.mark.parametrize("sweep", ["sweep_reading_info", "sweep_natively"])

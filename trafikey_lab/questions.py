@@ -150,38 +150,37 @@ THREE_WRITERS = Question(
 
 ONE_READER = Question(
     "An expired member of active has a row with no group field, a lease_epoch written by "
-    "another process, and stalled 2. What does this module's EMQ.STALLED.CHECK do with it, "
-    "with max_stalled 3?", [
-        Option("It fetches group and lease_epoch only: stalled is fetched only for a "
-               "counted lease.", misconception="the sweep reads stalled only for counted "
-                                               "leases",
-               why="that is the dive's Rust sweep, which reads one field per question. This "
-                   "module fetches all three fields with one HashGet for every hash row; "
-                   "what is lazy is the decision, which is never shown stalled here."),
-        Option("It checks that lease_epoch is 40 lowercase hex characters before it "
-               "compares it with the run_id.",
-               misconception="the sweep re-checks the stamp's shape",
+    "another process, and stalled 2. What does the sweep do with it, with max_stalled 3?", [
+        Option("It counts the stall: stalled becomes 3, reaching max_stalled 3, and the job "
+               "is dead-lettered.",
+               misconception="every expired lease is a stall, whoever stamped it",
+               why="the stamp is not this process's run_id, so the lease is exempt: the "
+                   "verdict is settled at lease_epoch and no stall is counted, whatever "
+                   "stalled holds."),
+        Option("It counts the stall, since the stamp is a well-formed run_id of 40 "
+               "lowercase hex characters.",
+               misconception="the sweep checks the stamp's shape, not whose it is",
                why="trafikey_exempt compares bytes only: the lengths, then memcmp. The shape "
                    "check runs once, at load, on the server's own run_id."),
-        Option("It fetches group, lease_epoch and stalled in one hash read, shows its "
-               "decision only the type, group and lease_epoch, and sends the job back to "
-               "pending with stalled still 2.", right=True,
-               why="decide_row calls ValkeyModule_HashGet for the three fields of every "
-                   "hash row. The step machine asks for the type, group, then lease_epoch, "
-                   "and the foreign stamp settles the verdict: exempt. The write pass sets "
-                   "state pending and does not write stalled."),
+        Option("It sends the job back to pending, stalled still 2: the stamp settles it "
+               "before stalled is asked for.", right=True,
+               why="the decision asks for the type, then group, then lease_epoch, and the "
+                   "foreign stamp settles the verdict: exempt, so it never asks for stalled. "
+                   "(This module fetches the three fields with one HashGet, but the decision "
+                   "is handed only those it asks for.) The write pass sets state pending and "
+                   "does not write stalled."),
         Option("It leaves the job in active: for this process the lease has not expired.",
                misconception="exempt means not expired",
                why="the member was picked because its deadline is past. Exempt means its "
                    "expiry is not counted as a stall: the job goes back to pending and is "
                    "listed among the recovered ids."),
         Option("It sends the job back to pending with stalled 0: the restart cleared the "
-               "old process's stalls.", misconception="a restart resets stalled",
+               "stalls the old process counted.", misconception="a restart resets stalled",
                why="nothing resets stalled. The exempt member's one row write is HSET state "
                    "pending, so stalled stays 2."),
     ])
-"""03's diagnostic question: what this module's sweep fetches of an exempt member's row,
-what its decision is shown, and what it writes."""
+"""03's diagnostic question: what the sweep's rule does with an exempt member, which fields its
+decision needs for that, and what it writes."""
 
 
 QUESTION_HISTORY = History(

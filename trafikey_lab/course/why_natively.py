@@ -4,17 +4,23 @@ A script cannot read the process's run_id the way the module does (once, at load
 server itself). A scripted sweep is either handed the run_id by its caller, who read it from
 INFO a moment earlier, or reads INFO itself on every call. The first is wrong across a
 restart: the caller reads INFO, the server restarts, the script runs on the new process with
-the old run_id, and a lease the old process granted looks as if this process granted it, so
-the restart is counted as a stall. `RunIdRace` plays that race one step at a time on a live
-server. `check_sweep_survives_restart` runs a learner's scripted sweep once without a restart,
-where it must count the stall and leave every other row of the queue as the verb leaves it (a
-lease not yet run out, a lane row, a row counted before, an exempt row, a ghost), then once
-with the restart just before each command it sends, where the job must come back uncounted
-every time: a sweep that never counts, one that reads the run_id a command too early, and one
-that moves every member of active by its stamp alone each fail one of them.
+the old run_id, and a lease the old process granted looks as if this process granted it. The
+lease it harms is the one the epoch exists for: its worker was healthy and extended it just
+before the restart, and it ran out only because the server was away; the script counts it as a
+stall. `RunIdRace` plays that race one step at a time on a live server, and also on a lease
+whose worker really stalled before the restart, where the race counts a stall that happened.
+`check_sweep_survives_restart` runs a learner's scripted sweep once without a restart, where
+a lease ran out under the live process and the sweep must count the stall and leave every other
+row of the queue as the verb leaves it (a lease not yet run out, a lane row, a row counted
+before, an exempt row, a ghost), then once with the restart just before each command it sends,
+on a healthy worker's lease that runs out across the restart, where the job must come back
+uncounted every time: a sweep that never counts, one that reads the run_id a command too early,
+and one that moves every member of active by its stamp alone each fail one of them.
 """
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -37,7 +43,8 @@ __all__ = ["EXERCISE_QUEUE", "RunIdRace", "check_sweep_survives_restart", "run_l
 
 
 def grant_expired_lease(live: LiveExecutor, queue: Queue, lease_ms: int = 50) -> list:
-    """An empty queue, one job claimed natively under the running process, its lease run out."""
+    """An empty queue, one job claimed natively under the running process, its lease run out
+    under that process: its worker stalled under a live server."""
     live.clear(queue)
     live.add(queue, JOB, b"hello")
     claimed = live.claim(queue, lease_ms)
@@ -45,14 +52,50 @@ def grant_expired_lease(live: LiveExecutor, queue: Queue, lease_ms: int = 50) ->
     return claimed
 
 
+HEALTHY_LEASE_MS = 200
+"""The lease a healthy worker holds and extends: long enough that the few commands a step or a
+sweep sends before a restart never outlast it, short enough that waiting it out after the
+restart costs the learner no noticeable time."""
+
+
+def grant_healthy_lease(live: LiveExecutor, queue: Queue) -> list:
+    """An empty queue, one job claimed natively under the running process, its lease still
+    live: its worker is healthy, and `outlast_restart` is what makes the lease run out."""
+    live.clear(queue)
+    live.add(queue, JOB, b"hello")
+    return live.claim(queue, HEALTHY_LEASE_MS)
+
+
+def outlast_restart(live: LiveExecutor, queue: Queue, attempt: int) -> int:
+    """The healthy worker's last extension, then the restart, then the wait until the lease has
+    run out: it runs out while the server is away, or under the new process before the worker's
+    next extension reaches it (which client reaches a new process first is a race, and here the
+    sweep wins). Returns the lease's deadline. Refuses if the extension did not take, since the
+    lease would then not be the one this step means to show."""
+    if live.extend(queue, JOB, attempt, HEALTHY_LEASE_MS) != 1:
+        raise LabError(f"the worker's extension of {JOB.decode()} did not take: its lease had "
+                       "run out before the restart. Run the steps again from the grant, one "
+                       "after the other without a pause.")
+    deadline = int(live.client.zscore(queue.active, JOB))
+    live.restart()
+    live.wait_until(deadline)
+    return deadline
+
+
 class RunIdRace:
-    """The race, one call per step: grant (a native claim whose lease runs out), read_run_id
-    (the client's INFO), restart, then sweep with the run_id the client read."""
+    """The race, one call per step: grant (a native claim whose worker is healthy), read_run_id
+    (the client's INFO), restart (the worker's last extension, the restart, the lease running
+    out while the server is away), then sweep with the run_id the client read.
+    `grant_stalled` instead grants a lease whose worker stalls before the restart: the same race
+    on the lease 04's second boundary is about."""
 
     def __init__(self, live: LiveExecutor, queue: Queue, max_stalled: int = 1):
         self.live, self.queue, self.max_stalled = live, queue, max_stalled
         self.client_run_id: str | None = None
         self.processes: dict[str, str] = {}
+        self.attempt: int | None = None
+        """The healthy worker's attempt, which its extension names; None when the lease's worker
+        has stalled."""
 
     def _name(self, run_id) -> str:
         run_id = run_id.decode() if isinstance(run_id, bytes) else run_id
@@ -64,16 +107,30 @@ class RunIdRace:
     def grant(self) -> str:
         self.processes = {}
         self._name(self.live.run_id)
+        self.attempt = int(grant_healthy_lease(self.live, self.queue)[1])
+        return (f"{JOB.decode()} claimed by {self.stamp()} with a {HEALTHY_LEASE_MS} ms lease; "
+                "its worker is healthy and extends the lease before it runs out")
+
+    def grant_stalled(self) -> str:
+        self.processes = {}
+        self._name(self.live.run_id)
+        self.attempt = None
         grant_expired_lease(self.live, self.queue)
-        return f"{JOB.decode()} claimed by {self.stamp()}; its lease has run out"
+        return (f"{JOB.decode()} claimed by {self.stamp()}; its worker stalled, and the lease "
+                f"ran out under {self.stamp()}")
 
     def read_run_id(self) -> str:
         self.client_run_id = self.live.run_id
         return f"the client read INFO server: run_id of {self._name(self.client_run_id)}"
 
     def restart(self) -> str:
-        self.live.restart()
-        return f"the server restarted: now {self._name(self.live.run_id)} is running"
+        if self.attempt is None:
+            self.live.restart()
+            return f"the server restarted: now {self._name(self.live.run_id)} is running"
+        outlast_restart(self.live, self.queue, self.attempt)
+        return (f"the worker extended its lease on {self.stamp()}, then the server restarted: "
+                f"now {self._name(self.live.run_id)} is running, and the lease ran out before "
+                "the worker's next extension reached it")
 
     def sweep_with_client_run_id(self) -> str:
         if self.client_run_id is None:
@@ -129,14 +186,17 @@ _CALLS_A_VERB = re.compile(r"""redis\s*\.\s*p?call\s*\(\s*['"]emq\.""", re.IGNOR
 
 class _SweepClient(redis.Redis):
     """The client a learner's sweep is given: it sends each command through the course's own
-    client and keeps their names; when told to, it restarts the server just before the command
+    client and keeps their names; when told to, it calls `restart` (the healthy worker's last
+    extension, the restart, the wait until the lease has run out) just before the command
     numbered `restart_before` (0 for the first) goes out. Scripts it sees loaded are kept in
     `loaded`, so that the checker can load them into each new process before a run."""
 
-    def __init__(self, live: LiveExecutor, restart_before: int | None, loaded: set[str]):
+    def __init__(self, live: LiveExecutor, restart_before: int | None, loaded: set[str],
+                 restart: Callable[[], object] | None):
         super().__init__(connection_pool=live.client.connection_pool)
         self._live = live
         self._restart_before = restart_before
+        self._restart = restart
         self.loaded = loaded
         self.sent: list[str] = []
         self.restarted_at: int | None = None
@@ -150,9 +210,9 @@ class _SweepClient(redis.Redis):
             self.script_texts.append(plain(args[2]))
         elif name == "EVAL" and len(args) > 1:
             self.script_texts.append(plain(args[1]))
-        if len(self.sent) == self._restart_before:
+        if self._restart is not None and len(self.sent) == self._restart_before:
             self.restarted_at = len(self.sent)
-            self._live.restart()
+            self._restart()
         self.sent.append(name)
         return self._live.client.execute_command(*args, **options)
 
@@ -249,10 +309,12 @@ def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
     control = restart_before is None
     if control:
         _lay_out_control(live, queue)
-    else:
-        grant_expired_lease(live, queue)
     _load_scripts(live, loaded)
-    client = _SweepClient(live, restart_before, loaded)
+    restart = None
+    if not control:
+        attempt = int(grant_healthy_lease(live, queue)[1])
+        restart = functools.partial(outlast_restart, live, queue, attempt)
+    client = _SweepClient(live, restart_before, loaded, restart)
     outcome = attempts.run(sweep, client, queue, library=(), library_names=set())
     failed = outcome if isinstance(outcome, (attempts.Raised, attempts.TimedOut)) else None
     job = _member(live, queue, JOB)
@@ -344,16 +406,17 @@ def _moment(client: _SweepClient) -> str:
 
 
 def _restart_problem(run: _Run) -> str | None:
-    """What is wrong with a run whose lease crossed a restart, where the job must come back to
-    pending uncounted; None when it did."""
+    """What is wrong with a run whose healthy worker's lease ran out across a restart, where the
+    job must come back to pending uncounted; None when it did."""
     state, stalled = run.row.get(b"state"), run.row.get(b"stalled")
     if run.sets == ("pending",) and state == b"pending" and stalled is None:
         return None
     if stalled is not None:
         return (f"a restart {_moment(run.client)} was counted as a stall: {_where(run)}. The "
-                "lease crossed that restart, so under the new process it should have been "
-                "exempt; your sweep charged it as though its worker had stalled under a live "
-                "server.")
+                "job's worker was healthy: it extended the lease just before the restart, and "
+                "the lease ran out only because the server was away. Under the new process it "
+                "should have been exempt; your sweep charged the worker for the server's "
+                "restart.")
     return (f"after a restart {_moment(run.client)}, {_where(run)}: the job should be back in "
             "pending, uncounted.")
 
@@ -372,12 +435,14 @@ EXERCISE = "a scripted sweep that survives a restart"
 def check_sweep_survives_restart(sweep, *, live: LiveExecutor | None = None,
                                  queue: Queue = EXERCISE_QUEUE) -> Feedback:
     """Runs `sweep(client, queue)`, meant to sweep the queue with max_stalled 1 as a script, on
-    a job whose lease the running process granted and which has run out.
+    a job whose lease the running process granted.
 
-    First without a restart, where a right sweep counts the stall and dead-letters the job, and
-    leaves each of the other rows laid out beside it (OTHERS) as the verb leaves them on the
-    same rows. Then once for each command the sweep sends, with the server restarted just before
-    that command: every time, the job must come back to pending uncounted. A sweep that calls the
+    First without a restart, on a lease that ran out under the running process, where a right
+    sweep counts the stall and dead-letters the job, and leaves each of the other rows laid out
+    beside it (OTHERS) as the verb leaves them on the same rows. Then once for each command the
+    sweep sends, on a healthy worker's lease: just before that command the worker extends it,
+    the server restarts, and the lease runs out before the command goes out; every time, the job
+    must come back to pending uncounted. A sweep that calls the
     module's verb is not a script, and is told so."""
     if isinstance(attempts.screen(sweep, library=(), library_names=set()),
                   attempts.NotAFunction):

@@ -4,8 +4,8 @@ Three states (pending, active, dead) and the transitions between them that the d
 a claim grants a lease and stamps it, an extension pushes the deadline and re-stamps it, and
 when a lease runs out the sweep either counts a stall (back to pending, or dead once the stall
 budget max_stalled is spent) or, when the stamp is not the sweeping process's (the lease
-crossed a restart, or no native verb ever stamped the row), sends the job back to pending
-uncounted.
+crossed a restart, a replica was promoted, another tool wrote the field, or no native verb ever
+stamped the row), sends the job back to pending uncounted.
 """
 
 from dataclasses import dataclass, field
@@ -57,9 +57,9 @@ TRANSITIONS = (
                "lease ran out, stamped by the sweeping\nprocess: a stall, counted (stalled + 1)",
                COUNTED, "-", -0.5, (3.5, 1.55)),
     Transition("restart", "active", "pending",
-               "lease ran out with another process's stamp (it crossed a restart) "
-               "or with no stamp\n"
-               "(no native verb ever stamped the row): exempt, back uncounted, stalled untouched",
+               "lease ran out with a stamp not the sweeping process's (a restart, a promoted "
+               "replica,\nbytes another tool wrote) or with no stamp (no native verb ever "
+               "stamped the row):\nexempt, back uncounted, stalled untouched",
                UNCOUNTED, "--", -1.0, (3.5, -0.15)),
     Transition("dead", "active", "dead",
                "a counted stall whose count\nreaches max_stalled or more",
