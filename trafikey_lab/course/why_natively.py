@@ -76,7 +76,10 @@ def outlast_restart(live: LiveExecutor, queue: Queue, attempt: int) -> int:
         raise LabError(f"the worker's extension of {JOB.decode()} did not take: its lease had "
                        "run out before the restart. Run the steps again from the grant, one "
                        "after the other without a pause.")
-    deadline = int(live.client.zscore(queue.active, JOB))
+    deadline = live.deadline(queue, JOB)
+    if deadline is None:
+        raise LabError(f"{JOB.decode()} holds no lease in active after its extension: run the "
+                       "steps again from the grant.")
     live.restart()
     live.wait_until(deadline)
     return deadline
