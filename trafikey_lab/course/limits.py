@@ -88,9 +88,12 @@ def replica_of(primary: LabServer):
     folder removed) on exit, however the block ends."""
     # A primary waits 5 s for more replicas before a diskless sync by default; one is enough.
     client_of(primary).config_set("repl-diskless-sync-delay", 0)
+    host = primary.host
+    if host is None or primary.port is None:
+        raise LabError(f"{primary.address} has no host and port to follow: start it first")
     # On the primary's own address, which the replica follows: loopback is not always 127.0.0.1.
-    replica = OwnedServer(bind=primary.host,
-                          extra_args=("--replicaof", primary.host, str(primary.port),
+    replica = OwnedServer(bind=host,
+                          extra_args=("--replicaof", host, str(primary.port),
                                       "--repl-diskless-sync-delay", "0"))
     try:
         replica.start()

@@ -22,6 +22,7 @@ from trafikey_lab.histories import play
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.plots.lifecycle import draw_lifecycle
+from trafikey_lab.sweep import Outcome, Reading
 
 __all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]
 
@@ -84,7 +85,7 @@ Case = tuple[str | NearMissStamp, bytes | None, bytes, int | None, int]
 
 
 def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
-                   max_stalled: int) -> tuple[str, str]:
+                   max_stalled: int) -> tuple[Reading, Outcome]:
     """What the model's sweep does with such a row: (the stamp's reading, the job's outcome)."""
     row = {b"state": b"active", b"attempts": b"1"}
     if stamp is not None:
@@ -92,7 +93,8 @@ def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
     if stalled is not None:
         row[b"stalled"] = b"%d" % stalled
     kind = decide_row(run_id, max_stalled, row)[0].kind
-    return ("exempt" if kind == "exempt" else "counted", "dead" if kind == "dead" else "recovered")
+    return (Reading.EXEMPT if kind == "exempt" else Reading.COUNTED,
+            Outcome.DEAD if kind == "dead" else Outcome.RECOVERED)
 
 
 def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Feedback:
