@@ -139,7 +139,8 @@ def _handed_over(exercise: str, name: str) -> Feedback:
 def check_shape_check(candidate, *, live=None, rng=None) -> Feedback:
     """Runs the learner's `candidate(value: bytes) -> bool` (or 1/0, as the C returns) over
     SHAPE_CASES and over values made up for this run (`rng`, a random.Random; a fresh one
-    when not given), and compares each answer with the module's own C shape check,
+    when not given): fresh run_ids and the near misses of one, every byte class at every place
+    (`near_misses`), and compares each answer with the module's own C shape check,
     trafikey_valid_run_id.
 
     A check that hands the question to the library is wrong whatever it answers. Before it

@@ -1,6 +1,7 @@
 """Notebook 00, start here: its exercise, the sweep's decision on one expired lease written by
-the learner, the checker that holds it against the model on boundary cases and drawn ones, and
-the names the notebook uses (the preflight check, the lease's life drawn, a history played)."""
+the learner, the checker that holds it against the model on boundary cases, drawn ones and
+near misses of the run_id, and the names the notebook uses (the preflight check, the lease's
+life drawn, a history played)."""
 
 import random
 from dataclasses import dataclass
@@ -100,12 +101,13 @@ def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
 def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Feedback:
     """Runs the learner's `predict(lease_epoch, run_id, stalled, max_stalled)` (lease_epoch
     bytes or None when the row has none, run_id the sweeping process's bytes, stalled the row's
-    count before the sweep or None when absent) over the boundary cases and fresh random ones.
+    count before the sweep or None when absent) over the boundary cases, then over cases drawn
+    afresh and stamps that miss the run_id by one byte class at one place (`near_misses`).
     Each answer is a pair: the stamp's reading ("exempt" or "counted") and the job's outcome
     ("recovered": back to pending, or "dead"), compared with the model's sweep. The feedback
-    names the cases
-    answered wrongly, never the answer they should have had. The model and the C decide:
-    `live` is taken, as every checker takes it, and not needed."""
+    names the cases answered wrongly (a near miss by its class and place), never the answer
+    they should have had. The model and the C decide: `live` is taken, as every checker takes
+    it, and not needed."""
     import secrets
 
     exercise = "predict what the sweep does with one expired lease"
