@@ -260,4 +260,4 @@ def test_a_call_at_the_restarts_own_millisecond_is_held_to_up_when_there_is_a_do
 def test_the_claim_runs_before_a_restart_at_0_so_the_old_process_stamps_it():
     early = Schedule(restart_at_ms=0, restart_ms=100, sweep_at_ms=1500)
     assert actions(early) == ["claim", "restart", "sweep"]
-    assert played(early)["stamp"] == 1 and played(early)["reading"] == "exempt"
+    assert (played(early)["stamp"], played(early)["reading"]) == (1, "exempt")
