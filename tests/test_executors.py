@@ -81,6 +81,38 @@ def test_clear_deletes_the_queue_s_keys_and_rows_and_no_other_queue_s(executor):
     assert executor.row(other, b"job-1")[b"state"] == b"active"
 
 
+def test_a_queues_dataset_holds_its_keys_alike_on_both_executors_and_no_other_queues(
+        executor):
+    mine, other = Queue("{a*b}"), Queue("{a}")
+    for queue in (mine, other):
+        executor.add(queue, b"job-1")
+        executor.claim(queue, FAR)
+    data = executor.dataset(mine)
+    assert sorted(data) == sorted([mine.active, mine.row_key(b"job-1")])  # pending emptied
+    assert data == {key: value for key, value in executor.dataset().items() if key in data}
+
+
+def test_a_queues_dataset_on_a_server_never_reads_another_queues_keys(lab, live, queue):
+    live.add(queue, b"job-1")
+    for other in range(50):  # another learner's keys, which a step must not even read
+        lab.client.hset(f"{{other}}:job:{other}", "state", "pending")
+    lab.client.config_resetstat()
+    data = live.dataset(queue)
+    sent = _commands_sent(lab.client)
+    for own in ("CONFIG|RESETSTAT", "INFO"):  # this count's own calls
+        sent.pop(own, None)
+    assert sorted(data) == sorted([queue.pending, queue.row_key(b"job-1")])
+    assert (sent["TYPE"], sent["HGETALL"]) == (4, 1)  # its 3 sorted sets and its 1 row, no other
+
+
+def test_what_each_executor_answers_and_where_it_says_it_is(live, model):
+    assert all(live.answers(name) for name in ("ZRANGE", "HMGET", "OBJECT"))
+    assert [name for name in ("HGET", "HGETALL", "ZSCORE", "TYPE", "EXISTS", "SCAN", "ZRANGE",
+                              "HMGET") if model.answers(name)] == [
+        "HGET", "HGETALL", "ZSCORE", "TYPE", "EXISTS", "SCAN"]
+    assert (live.where, model.where) == ("on the live server", "on the model")
+
+
 def test_a_prefix_is_matched_literally_glob_characters_escaped_braces_not():
     assert glob_escaped(b"{a*?[x]\\}:job:") == b"{a\\*\\?\\[x\\]\\\\}:job:"
 

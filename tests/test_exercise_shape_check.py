@@ -10,14 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from trafikey_lab import epoch
+from trafikey_lab import near_misses
 from trafikey_lab.course.feedback import RIGHT
-from trafikey_lab.course.one_value_per_process import (
-    MADE_UP,
-    SHAPE_CASES,
-    check_shape_check,
-    made_up_values,
-)
+from trafikey_lab.course.one_value_per_process import SHAPE_CASES, check_shape_check
 from trafikey_lab.module import native
 
 
@@ -47,14 +42,15 @@ WRONG_ANSWERS = {
                  b"0000000000000000000000000000000000000000": True}
         def my_valid_run_id(value):
             return KNOWN.get(value, False)
-        """, "0 of 3 fresh run_ids"),
+        """, "no table of known values can answer them): 0 of 3 answered as the module answers"),
     "a lookup of every named value, the rest judged by length": ("""
         from trafikey_lab.module import native
         from trafikey_lab.course.one_value_per_process import SHAPE_CASES
         KNOWN = {value: native.valid_run_id(value) for value in SHAPE_CASES.values()}
         def my_valid_run_id(value):
             return KNOWN.get(value, len(value) == 40)
-        """, "0 of 3 fresh run_ids with one byte outside 0-9 a-f"),
+        """, "a letter past f: your check says True when it is in place of the first byte, in "
+             "place of a middle byte, in place of the last byte"),
     "a regex ending in $": ("""
         import re
         def my_valid_run_id(value):
@@ -123,7 +119,7 @@ WRONG_ANSWERS = {
     "always true": ("return True", "NOW in upper case: your check says True"),
     "always false": ("return False", "NOW: your check says False, the module says True"),
     "the library's own check": ("""
-        from trafikey_lab import epoch
+        from trafikey_lab import epoch, near_misses
         def my_valid_run_id(value):
             return epoch.valid_run_id(value)
         """, "hands the question to the library's own valid_run_id"),
@@ -145,7 +141,7 @@ WRONG_ANSWERS = {
             return readings.read_value(value).valid
         """, "hands the question to the library's own read_value"),
     "the library's check found with getattr and a name built at run time": ("""
-        from trafikey_lab import epoch
+        from trafikey_lab import epoch, near_misses
         def my_valid_run_id(value):
             return getattr(epoch, "valid_" + "run_id")(value)
         """, "hands the question to the library's own valid_run_id"),
@@ -155,7 +151,7 @@ WRONG_ANSWERS = {
             return check(value)
         """, "hands the question to the library's own valid_run_id"),
     "the library asked only for the values it does not know": ("""
-        from trafikey_lab import epoch
+        from trafikey_lab import epoch, near_misses
         def my_valid_run_id(value):
             if value == b"3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f70812":
                 return True
@@ -230,7 +226,7 @@ RIGHT_ANSWERS = {
     "int() of a test": 'return int(len(value) == 40 and all(b in b"0123456789abcdef" '
                        'for b in value))',
     "the library's HEX_DIGITS": """
-        from trafikey_lab import epoch
+        from trafikey_lab import epoch, near_misses
         def my_valid_run_id(value):
             return len(value) == 40 and all(b in epoch.HEX_DIGITS for b in value)
         """,
@@ -243,7 +239,7 @@ RIGHT_ANSWERS = {
 }
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("name", RIGHT_ANSWERS)
 def test_each_right_variant_is_accepted_on_every_value_named_and_made_up(name, seed):
     feedback = check_shape_check(define(RIGHT_ANSWERS[name]), rng=random.Random(seed))
@@ -263,22 +259,73 @@ def test_the_named_values_catch_each_shortcut_on_a_value_the_c_refuses():
         "latin-1") == "²"
 
 
-def test_made_up_values_are_new_each_run_and_what_the_c_says_they_are():
-    first, second = made_up_values(random.Random()), made_up_values(random.Random())
-    assert first != second
-    runs, broken = first.values()
-    assert len(runs) == len(broken) == MADE_UP
-    assert all(native.valid_run_id(value) for value in runs)
-    assert not any(native.valid_run_id(value) for value in broken)
-    assert all(len(value) == epoch.RUN_ID_LEN for value in runs + broken)
-
-
 def test_the_feedback_does_not_depend_on_the_values_made_up_so_a_stored_attempt_stays_the_same():
     def length_only(value):
         return len(value) == 40
 
     assert len({repr(check_shape_check(length_only, rng=random.Random(seed)))
                 for seed in range(5)}) == 1
+
+
+WHITESPACE = " \t\n\r\x0b\x0c"
+IN_CLASS = {
+    "ASCII whitespace": lambda c: c in WHITESPACE,
+    "a NUL or another control byte": lambda c: (c < " " and c not in WHITESPACE) or c == "\x7f",
+    "a byte at or above 0x80": lambda c: not c.isascii() and not c.isdigit(),
+    "an upper-case hex digit": lambda c: c in "ABCDEF",
+    "a letter past f": lambda c: c.isascii() and c.isalpha() and c.lower() > "f",
+    "a digit of another script (UTF-8)": lambda c: not c.isascii() and c.isdigit(),
+}
+"""Each byte class as a test on one character of the value decoded with surrogateescape (a
+byte that is not UTF-8 is one character of its own)."""
+
+
+def blind_to(kind):
+    """A shape check right on every value but those holding a member of `kind`, which it
+    takes for a hex digit."""
+    def my_valid_run_id(value):
+        text = value.decode("utf-8", "surrogateescape")
+        return len(value) == 40 and all(c in "0123456789abcdef" or IN_CLASS[kind](c)
+                                        for c in text)
+    return my_valid_run_id
+
+
+def blind_to_a_byte_removed(value):
+    return len(value) in (39, 40) and all(b in b"0123456789abcdef" for b in value)
+
+
+BLIND = {**{kind: blind_to(kind) for kind in near_misses.CLASSES},
+         near_misses.REMOVED: blind_to_a_byte_removed}
+
+
+def test_every_class_of_the_near_misses_has_a_check_blind_to_it_alone():
+    assert set(IN_CLASS) == set(near_misses.CLASSES)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("kind", BLIND)
+def test_a_check_wrong_only_on_one_byte_class_is_rejected_naming_that_class_alone(kind, seed):
+    feedback = check_shape_check(BLIND[kind], rng=random.Random(seed))
+    assert not feedback.right
+    made_up = [f.text for f in feedback.findings if f.text.endswith("made up for this run)")]
+    assert [text.split(":")[0] for text in made_up] == [kind], feedback
+    assert made_up[0].startswith(f"{kind}: your check says True when it is ")
+    # The same words on any draw, so a stored attempt's feedback stays; and no verdict of the
+    # module's is printed for a near miss.
+    assert made_up == [f.text for f in check_shape_check(BLIND[kind], rng=random.Random(
+        seed + 100)).findings if f.text.endswith("made up for this run)")]
+    assert "the module says" not in made_up[0]
+
+
+def test_a_check_that_strips_the_value_first_is_caught_where_strip_reaches():
+    stripping = define("""
+        value = value.strip()
+        return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
+        """)
+    made_up = [f.text for f in check_shape_check(stripping).findings
+               if f.text.endswith("made up for this run)")]
+    assert made_up == ["ASCII whitespace: your check says True when it is prepended, appended "
+                       "(in a run_id made up for this run)"]
 
 
 def test_a_check_handed_to_the_library_is_told_so_alone_and_the_profiler_is_put_back():

@@ -3,8 +3,14 @@ with a message that names the case and not its answer, and the right variants it
 
 import pytest
 
-from trafikey_lab import epoch, sweep
-from trafikey_lab.course.start_here import _module_answer, _sweep_cases, check_sweep_prediction
+from trafikey_lab import epoch, near_misses, sweep
+from trafikey_lab.course.feedback import WRONG
+from trafikey_lab.course.start_here import (
+    BOUNDARY_CASES,
+    _module_answer,
+    _sweep_cases,
+    check_sweep_prediction,
+)
 
 
 def right(lease_epoch, run_id, stalled, max_stalled):
@@ -26,7 +32,30 @@ def right_in_one_expression(lease_epoch, run_id, stalled, max_stalled):
             "dead" if counted and (stalled or 0) >= max_stalled - 1 else "recovered")
 
 
-RIGHT_VARIANTS = [right, right_as_a_list, right_in_one_expression]
+def right_by_set_membership(lease_epoch, run_id, stalled, max_stalled):
+    if lease_epoch not in {run_id}:
+        return ("exempt", "recovered")
+    return ("counted", "dead" if max_stalled - (stalled or 0) <= 1 else "recovered")
+
+
+def right_by_a_regex(lease_epoch, run_id, stalled, max_stalled):
+    import re
+
+    if lease_epoch is None or re.fullmatch(re.escape(run_id), lease_epoch) is None:
+        return ("exempt", "recovered")
+    return right(run_id, run_id, stalled, max_stalled)
+
+
+def right_in_constant_time(lease_epoch, run_id, stalled, max_stalled):
+    import hmac
+
+    if not hmac.compare_digest(lease_epoch or b"", run_id):
+        return ("exempt", "recovered")
+    return right(run_id, run_id, stalled, max_stalled)
+
+
+RIGHT_VARIANTS = [right, right_as_a_list, right_in_one_expression, right_by_set_membership,
+                  right_by_a_regex, right_in_constant_time]
 
 
 def off_by_one(lease_epoch, run_id, stalled, max_stalled):
@@ -119,7 +148,7 @@ WRONG_ANSWERS = [
     (dead_only_at_exactly_the_budget, "stalled 4, max_stalled 3: the job does not end recovered"),
     (absent_stamp_counts, "no lease_epoch field, max_stalled 1: this lease is not counted"),
     (ignores_case, "in upper case: this lease is not counted"),
-    (compares_a_prefix, "the first 39 bytes of the sweeper's run_id: this lease is not counted"),
+    (compares_a_prefix, "an empty lease_epoch, max_stalled 1: this lease is not counted"),
     (checks_the_shape_instead, "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
     (exempt_jobs_die_too, "no lease_epoch field, max_stalled 1: the job does not end dead"),
     (absent_stalled_raises, "your function raised TypeError"),
@@ -133,11 +162,11 @@ WRONG_ANSWERS = [
 
 
 @pytest.mark.parametrize("predict", RIGHT_VARIANTS, ids=lambda f: f.__name__)
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 def test_each_right_variant_is_accepted_on_any_draw(predict, seed):
     feedback = check_sweep_prediction(predict, seed=seed)
     assert feedback.right, feedback
-    assert "all 24 cases answered as the sweep answers them" in repr(feedback)
+    assert "all 61 cases answered as the sweep answers them" in repr(feedback)
     assert len(feedback.findings) == 1
 
 
@@ -171,7 +200,7 @@ def test_the_feedback_on_a_wrong_answer_is_the_same_on_any_draw():
     assert len(texts) == 1
     feedback = check_sweep_prediction(the_notebooks_stub, seed=3)
     assert [f.kind for f in feedback.findings] == ["wrong"] * 5 + ["note"]
-    assert feedback.findings[4].text == "and 8 more of the 12 boundary cases"
+    assert feedback.findings[4].text == "and 7 more of the 11 boundary cases"
 
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
@@ -180,6 +209,74 @@ def test_something_that_is_not_a_function_is_told_to_be_one():
 
 
 def test_the_boundary_cases_cover_both_rules_and_every_answer():
-    answers = [_module_answer(*case[1:]) for case in _sweep_cases(4)[:12]]
+    answers = [_module_answer(*case[1:]) for case in _sweep_cases(4)[:BOUNDARY_CASES]]
     dead, recovered, exempt = ("counted", "dead"), ("counted", "recovered"), ("exempt", "recovered")
-    assert answers == [dead, recovered, dead, recovered, dead] + [exempt] * 7
+    assert answers == [dead, recovered, dead, recovered, dead] + [exempt] * 6
+
+
+# -- the near misses: each byte class caught, alone ----------------------------------------------
+
+WHITESPACE = " \t\n\r\x0b\x0c"
+IN_CLASS = {
+    "ASCII whitespace": lambda c: c in WHITESPACE,
+    "a NUL or another control byte": lambda c: (c < " " and c not in WHITESPACE) or c == "\x7f",
+    "a byte at or above 0x80": lambda c: not c.isascii() and not c.isdigit(),
+    "an upper-case hex digit": lambda c: c in "ABCDEF",
+    "a letter past f": lambda c: c.isascii() and c.isalpha() and c.lower() > "f",
+    "a digit of another script (UTF-8)": lambda c: not c.isascii() and c.isdigit(),
+}
+"""Each byte class as a test on one character of the stamp decoded with surrogateescape (a
+byte that is not UTF-8 is one character of its own)."""
+
+
+def blind_to(kind):
+    """A prediction right on every stamp but those holding a member of `kind`: it drops them
+    before it compares, as a learner who cleans the stamp first would."""
+    def predict(lease_epoch, run_id, stalled, max_stalled):
+        if lease_epoch is not None:
+            text = lease_epoch.decode("utf-8", "surrogateescape")
+            lease_epoch = "".join(c for c in text if not IN_CLASS[kind](c)).encode(
+                "utf-8", "surrogateescape")
+        return right(lease_epoch, run_id, stalled, max_stalled)
+    return predict
+
+
+def blind_to_a_byte_removed(lease_epoch, run_id, stalled, max_stalled):
+    """Takes a stamp one byte short of the run_id at either end for the run_id."""
+    if lease_epoch is not None and len(lease_epoch) == len(run_id) - 1 and (
+            run_id.startswith(lease_epoch) or run_id.endswith(lease_epoch)):
+        lease_epoch = run_id
+    return right(lease_epoch, run_id, stalled, max_stalled)
+
+
+def strips_the_stamp(lease_epoch, run_id, stalled, max_stalled):
+    return right(None if lease_epoch is None else lease_epoch.strip(), run_id, stalled,
+                 max_stalled)
+
+
+BLIND = {**{kind: blind_to(kind) for kind in near_misses.CLASSES},
+         near_misses.REMOVED: blind_to_a_byte_removed}
+
+
+def test_every_class_of_the_near_misses_has_a_prediction_blind_to_it_alone():
+    assert set(IN_CLASS) == set(near_misses.CLASSES)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("kind", BLIND)
+def test_a_prediction_wrong_only_on_one_byte_class_is_rejected_naming_that_class_alone(kind, seed):
+    feedback = check_sweep_prediction(BLIND[kind], seed=seed)
+    assert not feedback.right
+    named = [other for other in BLIND if f"{other} in the stamp, " in feedback.text]
+    assert named == [kind], feedback
+    assert feedback.kinds == [WRONG]
+    # Where it was, in words that do not depend on the draw; and never the answer.
+    assert "this lease is not counted: look again at the stamp comparison" in feedback.text
+    assert "exempt" not in feedback.text and str(feedback) == str(
+        check_sweep_prediction(BLIND[kind], seed=seed + 100))
+
+
+def test_a_stamp_stripped_before_the_comparison_is_caught_where_strip_reaches():
+    text = check_sweep_prediction(strips_the_stamp, seed=3).text
+    assert text == ("ASCII whitespace in the stamp, prepended, appended: this lease is not "
+                    "counted: look again at the stamp comparison")

@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 
 from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play  # noqa: E402
 from trafikey_lab.course import limits  # noqa: E402
+from trafikey_lab.live.owned import OwnedServer  # noqa: E402
 from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
 
 QUEUE = Queue("{caveat}")
@@ -145,6 +146,17 @@ def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(
         with limits.replica_of(lab):
             pass
     assert started and not started[0].running and started[0].data_dir is None
+
+
+def test_a_primary_on_ipv6_loopback_is_followed_failed_over_and_failed_back_at_its_own_host():
+    """The replica and the failover reach each server at its own host, not at 127.0.0.1."""
+    with OwnedServer(bind="::1") as primary:
+        assert primary.host == "::1"
+        shown = limits.promoted_replica(primary, QUEUE)
+        assert shown.lines[0] == "the replica holds the lease stamped by the primary: True"
+        shown = limits.failback(primary, QUEUE)
+        assert shown.lines[0] == "the failed-back primary is the same process (same run_id): True"
+        assert primary.client.info("replication")["role"] == "master"
 
 
 def test_the_course_names_the_limits_module_by_its_name_not_the_old_one():

@@ -198,3 +198,66 @@ def test_the_live_plan_keeps_every_moment_in_order_within_about_3_seconds(schedu
 def test_a_long_downtime_is_shrunk_with_the_rest():
     plan = S.LivePlan(Schedule(restart_ms=5000, sweep_at_ms=6000))
     assert plan.total_ms == 3000 and plan.factor == 0.5 and plan.slot_ms == 2500
+
+
+# -- the lab's rules of time, each pinned: a test here fails when the rule changes --------------
+# They are the lab's, not the server's: on a real server a restart takes time and which client
+# reaches the new process first is a race. `decide` and `play` share `moments`, so agreeing
+# with each other cannot pin them; each test says what the rule must give.
+
+
+def actions(schedule: Schedule) -> list[str]:
+    return [m.action for m in S.moments(schedule)]
+
+
+def test_an_extension_and_a_sweep_at_the_same_millisecond_run_extension_first():
+    # the deadline is 1000 ms; both calls at 1000: the extension first moves it to 2000
+    tie = Schedule(restarts=False, worker="extend", worker_at_ms=1000, sweep_at_ms=1000)
+    assert actions(tie) == ["claim", "extend", "sweep"]
+    d = decide(tie)
+    assert (d.deadline_ms, d.due, d.reading, d.extension) == (2000, False, "not read", "stamped")
+    assert played(tie)["outcome"] == "untouched"
+
+
+def test_calls_held_by_the_downtime_run_at_up_the_extension_first_then_the_sweep():
+    # down from 100 to 500 ms; the extension asked for 150 and the sweep for 200 both run at 500
+    held = Schedule(lease_ms=500, worker="extend", worker_at_ms=150, restart_at_ms=100,
+                    restart_ms=400, sweep_at_ms=200)
+    order = S.moments(held)
+    assert [(m.action, m.asked_ms, m.at_ms, m.process) for m in order] == [
+        ("claim", 0, 0, 1), ("restart", 100, 100, 1), ("extend", 150, 500, 2),
+        ("sweep", 200, 500, 2)]
+    d = decide(held)
+    assert (d.deadline_ms, d.due, d.stamp) == (1000, False, 2)
+    assert played(held)["outcome"] == "untouched"
+
+
+def test_a_held_extension_sets_its_deadline_from_when_it_ran_not_when_it_was_asked():
+    # asked for 150 ms, run at 500: the lease runs to 1000, so a sweep at 900 finds it not due
+    held = Schedule(lease_ms=500, worker="extend", worker_at_ms=150, restart_at_ms=100,
+                    restart_ms=400, sweep_at_ms=900)
+    d = decide(held)
+    assert (d.deadline_ms, d.due) == (1000, False)
+    assert played(held)["outcome"] == "untouched"
+
+
+def test_the_restart_runs_before_a_call_at_its_own_millisecond_which_the_new_process_serves():
+    at_once = Schedule(restart_at_ms=1500, restart_ms=0, sweep_at_ms=1500)
+    assert actions(at_once) == ["claim", "restart", "sweep"]
+    assert decide(at_once).sweep.process == 2
+    assert played(at_once)["sweep process"] == 2
+
+
+def test_a_call_at_the_restarts_own_millisecond_is_held_to_up_when_there_is_a_downtime():
+    # the lease runs to 1000 ms; the sweep asked for 800 ms, the moment the server goes down,
+    # runs when it is back at 1100 and finds the lease due
+    held = Schedule(lease_ms=1000, restart_at_ms=800, restart_ms=300, sweep_at_ms=800)
+    d = decide(held)
+    assert (d.sweep.asked_ms, d.sweep.at_ms, d.sweep.process) == (800, 1100, 2)
+    assert (d.due, d.reading) == (True, "exempt")
+
+
+def test_the_claim_runs_before_a_restart_at_0_so_the_old_process_stamps_it():
+    early = Schedule(restart_at_ms=0, restart_ms=100, sweep_at_ms=1500)
+    assert actions(early) == ["claim", "restart", "sweep"]
+    assert (played(early)["stamp"], played(early)["reading"]) == (1, "exempt")

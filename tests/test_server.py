@@ -130,7 +130,7 @@ def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeyp
 def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatch):
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", lab.connection_url)
     with choose_server() as borrowed:
-        assert borrowed.external and borrowed.run_id == lab.run_id
+        assert not borrowed.started_by_lab and borrowed.run_id == lab.run_id
         with pytest.raises(RestartUnavailable) as caught:
             borrowed.restart()
         assert "unset TRAFIKEY_VALKEY_URL" in str(caught.value)
@@ -141,9 +141,9 @@ def test_lab_server_attaches_to_a_url_given_or_named_by_the_variable_and_else_ow
         monkeypatch):
     monkeypatch.delenv("TRAFIKEY_VALKEY_URL", raising=False)
     owned = choose_server(persistence="aof")
-    assert type(owned) is OwnedServer and not owned.external and owned.persistence == "aof"
+    assert type(owned) is OwnedServer and owned.started_by_lab and owned.persistence == "aof"
     given = choose_server(url="redis://:s3cret@127.0.0.1:1")
-    assert type(given) is AttachedServer and given.external
+    assert type(given) is AttachedServer and not given.started_by_lab
     assert given.connection_url == "redis://:s3cret@127.0.0.1:1"
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://:s3cret@127.0.0.1:2")
     named = choose_server()
@@ -228,4 +228,3 @@ def test_each_kind_of_server_declares_what_the_lab_can_do_with_it(lab):
     assert (lab.started_by_lab, lab.can_restart, lab.can_take_replica) == (True, True, True)
     assert (attached.started_by_lab, attached.can_restart, attached.can_take_replica) == (
         False, False, False)
-    assert (lab.external, attached.external) == (False, True), "external: not started by the lab"

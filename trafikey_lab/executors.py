@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from trafikey_lab import epoch
 from trafikey_lab.errors import BadNamespace, ReplyError
-from trafikey_lab.model import ModelServer
+from trafikey_lab.model import ModelServer, Store
 
 SCRIPTS = ("add", "claim2", "extend2")
 
@@ -121,12 +121,18 @@ class Executor:
     """The verbs of the course, on whichever executor implements the primitives below."""
 
     name = "executor"
+    where = "on the executor"
+    """Where a finding about a step played here says it was played, as feedback words it."""
 
     # -- primitives each executor provides ---------------------------------------------------
 
     def call(self, *args):
         """One command; its reply in the form redis-py's client gives it."""
         raise NotImplementedError
+
+    def answers(self, command: str) -> bool:
+        """Whether `call` runs this command: a server runs every one."""
+        return True
 
     def run_script(self, name: str, keys: list[bytes], args: list[bytes]):
         raise NotImplementedError
@@ -146,10 +152,12 @@ class Executor:
         there, a live executor sleeps."""
         raise NotImplementedError
 
-    def dataset(self) -> dict:
-        """The whole keyspace, key by key: {key: (type, value)}. On a live server it reads
-        every key there is (SCAN, then TYPE and a read per key), so it is for comparing whole
-        datasets (the differential suites, a checker's before and after), never for a step."""
+    def dataset(self, queue: Queue | None = None) -> dict:
+        """The keyspace, key by key: {key: (type, value)}; with a queue, only its keys (its
+        sorted sets and every key under its prefix, found by SCAN MATCH on the prefix). Without
+        one, on a live server it reads every key there is (SCAN, then TYPE and a read per
+        key), so it is for comparing whole datasets (the differential suites), never for a
+        step."""
         raise NotImplementedError
 
     # -- the verbs ---------------------------------------------------------------------------
@@ -231,12 +239,18 @@ class ModelExecutor(Executor):
     """The rules in memory, with a clock that moves only when told."""
 
     name = "model"
+    where = "on the model"
 
     def __init__(self, server: ModelServer | None = None):
         self.server = server or ModelServer()
 
     def call(self, *args):
         return self.server.execute(*args)
+
+    def answers(self, command: str) -> bool:
+        """The model's server runs the verbs, the scripts, the writes a dataset is laid out
+        with and a few reads (HGET, HGETALL, ZSCORE, TYPE, EXISTS, SCAN), not every command."""
+        return command.upper() in ModelServer.COMMANDS or command.upper() in Store.COMMANDS
 
     def run_script(self, name, keys, args):
         return self.server.script(name, list(keys), list(args))
@@ -262,6 +276,10 @@ class ModelExecutor(Executor):
     def wait_until(self, ms: int) -> None:
         self.server.now_ms = max(self.server.now_ms, ms + 1)
 
-    def dataset(self) -> dict:
-        return self.server.dump()
+    def dataset(self, queue: Queue | None = None) -> dict:
+        data = self.server.dump()
+        if queue is None:
+            return data
+        return {key: value for key, value in data.items()
+                if key in queue.keys or key.startswith(queue.prefix)}
 

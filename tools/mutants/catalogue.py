@@ -1,4 +1,5 @@
-"""The mutants `make mutants` puts into the module's C and the model, one at a time.
+"""The mutants `make mutants` puts into the module's C, the model and the lab's rules of time,
+one at a time.
 
 Each is a small, plausible bug: the exact text it changes (which must occur exactly once in its
 file, so an edit of the code that moves or rewrites that text stops the run until the entry is
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 MODULE = "trafikey_lab/module/trafikey.c"
 MODEL = "trafikey_lab/model.py"
+SCHEDULE = "trafikey_lab/schedule.py"
 
 VERBS = "tests/test_verbs.py::"
 NATIVE = "tests/test_native.py"
@@ -27,6 +29,7 @@ REPLICA = (
     "tests/reliability/test_faults.py::"
     "test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte"
 )
+TIME = "tests/test_schedule.py::"
 ACL_ROWS = (
     "tests/reliability/test_isolation.py::"
     "test_acl_user_allowed_another_queues_prefix_but_not_its_rows_is_refused_by_the_module"
@@ -231,5 +234,68 @@ MUTANTS = (
         '            fields += (b"stalled", b"%d" % verdict.stalled)\n',
         '        fields += (b"stalled", b"%d" % (verdict.stalled or 0))\n',
         (VERBS + "test_sweep_recovers_a_foreign_lease_uncounted",),
+    ),
+    # -- the lab's rules of time (schedule.moments and decide) ------------------------------------
+    Mutant(
+        "schedule: at the same millisecond the sweep runs before the extension",
+        SCHEDULE,
+        "        calls.append(served(schedule.worker, schedule.worker_at_ms, 2))",
+        "        calls.append(served(schedule.worker, schedule.worker_at_ms, 4))",
+        (TIME + "test_an_extension_and_a_sweep_at_the_same_millisecond_run_extension_first",
+         TIME + "test_calls_held_by_the_downtime_run_at_up_the_extension_first_then_the_sweep"),
+    ),
+    Mutant(
+        "schedule: the restart runs after the calls at its own millisecond",
+        SCHEDULE,
+        '        calls.append((down, 1, Moment("restart", down, down, 1)))',
+        '        calls.append((down, 4, Moment("restart", down, down, 1)))',
+        (TIME + "test_the_restart_runs_before_a_call_at_its_own_millisecond_which_the_new_"
+                "process_serves",),
+    ),
+    Mutant(
+        "schedule: the restart comes before a claim at 0",
+        SCHEDULE,
+        "    calls = [(0, 0, Moment(schedule.claim, 0, 0, 1))",
+        "    calls = [(0, 5, Moment(schedule.claim, 0, 0, 1))",
+        (TIME + "test_the_claim_runs_before_a_restart_at_0_so_the_old_process_stamps_it",),
+    ),
+    Mutant(
+        "schedule: a call at the restart's own millisecond is not held by the downtime",
+        SCHEDULE,
+        "at = up if schedule.restarts and down <= asked < up else asked",
+        "at = up if schedule.restarts and down < asked < up else asked",
+        (TIME + "test_a_call_at_the_restarts_own_millisecond_is_held_to_up_when_there_is_a_"
+                "downtime",),
+    ),
+    Mutant(
+        "schedule: the old process serves a call at the restart's own millisecond",
+        SCHEDULE,
+        "after = schedule.restarts and at >= down",
+        "after = schedule.restarts and at > down",
+        (TIME + "test_the_restart_runs_before_a_call_at_its_own_millisecond_which_the_new_"
+                "process_serves",),
+    ),
+    Mutant(
+        "schedule: a call asked for while the server is down runs when asked",
+        SCHEDULE,
+        "at = up if schedule.restarts and down <= asked < up else asked",
+        "at = asked",
+        (TIME + "test_calls_held_by_the_downtime_run_at_up_the_extension_first_then_the_sweep",
+         TIME + "test_a_downtime_longer_than_the_lease_left_it_expired_and_a_shorter_one_did_not"),
+    ),
+    Mutant(
+        "schedule: a held extension's deadline counts from when it was asked",
+        SCHEDULE,
+        "deadline = worker.at_ms + schedule.lease_ms",
+        "deadline = worker.asked_ms + schedule.lease_ms",
+        (TIME + "test_a_held_extension_sets_its_deadline_from_when_it_ran_not_when_it_was_asked",),
+    ),
+    Mutant(
+        "schedule: the rule finds a lease due only past its deadline",
+        SCHEDULE,
+        "due = deadline <= sweep.at_ms",
+        "due = deadline < sweep.at_ms",
+        (TIME + "test_a_sweep_a_millisecond_before_the_deadline_finds_nothing_and_at_it_reads_"
+                "the_stamp",),
     ),
 )

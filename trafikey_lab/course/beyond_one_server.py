@@ -73,7 +73,7 @@ def replica_copy(server: LabServer, queue: Queue) -> Shown:
     try:
         with replica_of(server) as replica:
             copy = LiveExecutor(replica)
-            same = copy.dataset() == primary.dataset()
+            same = copy.dataset(queue) == primary.dataset(queue)
             stamp = copy.row(queue, JOB).get(b"lease_epoch")
             answers = _try_each_verb(copy, queue)
             role = copy.client.info("replication")["role"]

@@ -15,14 +15,17 @@ from dataclasses import dataclass, field
 from trafikey_lab.errors import ReplyError
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import Trace
+from trafikey_lab.sweep import Outcome, Reading
 
 RIGHT, WRONG, NOTE = "right", "wrong", "note"
 _MARKS = {RIGHT: "✓", WRONG: "✗", NOTE: "·"}
 
-READINGS = ("counted", "exempt")
-"""The words a learner's prediction gives the sweep's reading of a stamp."""
-OUTCOMES = ("recovered", "dead")
-"""The words a learner's prediction gives an expired lease's job: back to pending, or dead."""
+READINGS = (Reading.COUNTED, Reading.EXEMPT)
+"""The words a learner's prediction gives the sweep's reading of a stamp (an expired lease's:
+it is read)."""
+OUTCOMES = (Outcome.RECOVERED, Outcome.DEAD)
+"""The words a learner's prediction gives an expired lease's job: back to pending, or dead
+(it is swept, so not untouched)."""
 
 EXERCISE_QUEUE = Queue("{exercise}")
 """The exercises' own queue, so that checking an attempt never touches a notebook's queue."""
@@ -74,10 +77,6 @@ class Feedback:
 
 def feedback(exercise: str, findings, traces=()) -> Feedback:
     return Feedback(exercise, tuple(findings), tuple(traces))
-
-
-def on(executor_name: str) -> str:
-    return "on the live server" if executor_name == "live" else f"on the {executor_name}"
 
 
 def error_text(exc: BaseException) -> str:

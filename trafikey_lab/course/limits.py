@@ -62,7 +62,8 @@ class Shown:
 
 
 def unavailable(server: LabServer, what: str) -> Shown | None:
-    if server.external:
+    """Why a limit that needs a replica beside `server` cannot run on it; None when it can."""
+    if not server.can_take_replica:
         return Shown((f"not run: the lab is using a server it did not start ({server.address}), "
                       f"and {what} would need a second server beside it or would take that "
                       "one's role away. Unset TRAFIKEY_VALKEY_URL to let the lab run its own.",))
@@ -88,8 +89,13 @@ def replica_of(primary: LabServer):
     folder removed) on exit, however the block ends."""
     # A primary waits 5 s for more replicas before a diskless sync by default; one is enough.
     client_of(primary).config_set("repl-diskless-sync-delay", 0)
-    replica = OwnedServer(extra_args=("--replicaof", "127.0.0.1", str(primary.port),
-                                    "--repl-diskless-sync-delay", "0"))
+    host = primary.host
+    if host is None or primary.port is None:
+        raise LabError(f"{primary.address} has no host and port to follow: start it first")
+    # On the primary's own address, which the replica follows: loopback is not always 127.0.0.1.
+    replica = OwnedServer(bind=host,
+                          extra_args=("--replicaof", host, str(primary.port),
+                                      "--repl-diskless-sync-delay", "0"))
     try:
         replica.start()
         wait_in_sync(primary, replica)
@@ -105,7 +111,7 @@ def failed_over(server: LabServer):
     promoted back, however the block ends, and the other server stopped."""
     with replica_of(server) as other:
         client_of(other).execute_command("REPLICAOF", "NO", "ONE")
-        client_of(server).execute_command("REPLICAOF", "127.0.0.1", str(other.port))
+        client_of(server).execute_command("REPLICAOF", other.host, str(other.port))
         try:
             # The replication id a replica reports is its primary's only once it has synced.
             wait_in_sync(other, server)

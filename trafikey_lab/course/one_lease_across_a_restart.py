@@ -20,7 +20,6 @@ from trafikey_lab.course.feedback import (
     Finding,
     error_text,
     feedback,
-    on,
 )
 from trafikey_lab.course.limits import (
     SCRIPTS_ONLY,
@@ -216,11 +215,11 @@ def _why_stamp(trace: Trace) -> str:
     return why
 
 
-def _history_finding(trace: Trace, prediction: FifthPrediction) -> Finding:
+def _history_finding(trace: Trace, prediction: FifthPrediction, where: str) -> Finding:
     stamp = trace.process_name(trace.lease_epoch)
     sweeper = trace.process_name(trace.sweep_run_id)
     seen = FifthPrediction(stamp, trace.reading, trace.outcome)
-    result = (f"{on(trace.executor)}: the stamp names {stamp}, the sweep runs in {sweeper}: "
+    result = (f"{where}: the stamp names {stamp}, the sweep runs in {sweeper}: "
               f"{trace.reading}, so {trace.outcome}")
     if seen == prediction:
         return Finding(RIGHT, f"{result}, as you predicted")
@@ -300,11 +299,11 @@ class FifthHistory:
             try:
                 trace = play(history, FIFTH_MAX_STALLED, executor, queue)
             except (LabError, ReplyError) as exc:
-                findings.append(Finding(NOTE, f"not played {on(executor.name)}: {error_text(exc)}"))
+                findings.append(Finding(NOTE, f"not played {executor.where}: {error_text(exc)}"))
                 continue
             self.played = True
             traces.append(trace)
-            findings.append(_history_finding(trace, prediction))
+            findings.append(_history_finding(trace, prediction, executor.where))
         return feedback(exercise, findings, traces)
 
 

@@ -165,9 +165,7 @@ def queue_state(executor: Executor, queue: Queue) -> dict:
     so the model and a live server that swept the same layout compare equal."""
     current = executor.run_id.encode()
     state: dict[str, object] = {}
-    for key, (kind, value) in executor.dataset().items():
-        if key not in queue.keys and not key.startswith(queue.prefix):
-            continue
+    for key, (kind, value) in executor.dataset(queue).items():
         name = plain(key)
         if kind == "zset":
             hidden = {queue.active: "<deadline>", queue.dead: "<time of death>"}.get(key)

@@ -5,7 +5,7 @@ and the names the notebook uses.
 
 import random
 
-from trafikey_lab import epoch
+from trafikey_lab import epoch, near_misses
 from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import RIGHT, WRONG, Feedback, Finding, feedback
 from trafikey_lab.module import native
@@ -49,22 +49,7 @@ SHAPE_CASES: dict[str, bytes] = {
 """The dive's test values, then values that the usual shortcuts get wrong."""
 
 MADE_UP = 3
-"""How many run_ids, and how many with one bad byte, the checker makes up on each run."""
-
-_NOT_HEX = bytes(b for b in range(256) if b not in epoch.HEX_DIGITS)
-def made_up_values(rng) -> dict[str, list[bytes]]:
-    """Fresh run_ids, and fresh run_ids with one byte that is not 0-9 a-f at a random place:
-    values no table written before the run can hold."""
-    def run_id() -> bytearray:
-        return bytearray(rng.choice(epoch.HEX_DIGITS) for _ in range(epoch.RUN_ID_LEN))
-
-    broken = []
-    for _ in range(MADE_UP):
-        value = run_id()
-        value[rng.randrange(epoch.RUN_ID_LEN)] = rng.choice(_NOT_HEX)
-        broken.append(bytes(value))
-    return {"fresh run_ids": [bytes(run_id()) for _ in range(MADE_UP)],
-            "fresh run_ids with one byte outside 0-9 a-f": broken}
+"""How many fresh run_ids the checker makes up on each run; the near misses are of the first."""
 
 
 def _as_verdict(answer) -> bool | None:
@@ -154,7 +139,8 @@ def _handed_over(exercise: str, name: str) -> Feedback:
 def check_shape_check(candidate, *, live=None, rng=None) -> Feedback:
     """Runs the learner's `candidate(value: bytes) -> bool` (or 1/0, as the C returns) over
     SHAPE_CASES and over values made up for this run (`rng`, a random.Random; a fresh one
-    when not given), and compares each answer with the module's own C shape check,
+    when not given): fresh run_ids and the near misses of one, every byte class at every place
+    (`near_misses`), and compares each answer with the module's own C shape check,
     trafikey_valid_run_id.
 
     A check that hands the question to the library is wrong whatever it answers. Before it
@@ -190,29 +176,45 @@ def check_shape_check(candidate, *, live=None, rng=None) -> Feedback:
     elif agreed:
         findings.insert(0, Finding(RIGHT, f"{len(agreed)} of {len(SHAPE_CASES)} named values "
                                           f"answered as the module answers: {', '.join(agreed)}"))
-    findings.append(_made_up_finding(candidate, made_up_values(rng or random.Random()), used))
+    findings += _made_up_findings(candidate, rng or random.Random(), used)
     if used:
         return _handed_over(exercise, used[0])
     return feedback(exercise, findings)
 
 
-def _made_up_finding(candidate, made_up: dict[str, list[bytes]], used: list[str]) -> Finding:
-    """One finding for the made-up values, in words that do not depend on the values drawn."""
-    counts, instead, missed = [], "", 0
-    for kind, values in made_up.items():
-        right = 0
-        for value in values:
-            outcome = _ask(candidate, value, used)
-            if isinstance(outcome, attempts.Returned):
-                right += int(_as_verdict(outcome.value) == native.valid_run_id(value))
-            instead = instead or _did(outcome)
-        missed += len(values) - right
-        counts.append(f"{right} of {len(values)} {kind}")
-    if not missed:
-        return Finding(RIGHT, f"all {sum(map(len, made_up.values()))} values made up for this "
-                              "run answered as the module answers")
-    return Finding(WRONG, "values made up for this run (new each time, so no table of known "
-                          f"values can answer them): {' and '.join(counts)} answered as the "
-                          "module answers" + (f"; on one, your check {instead}" if instead else ""))
-
-
+def _made_up_findings(candidate, rng: random.Random, used: list[str]) -> list[Finding]:
+    """The findings for the values made up for this run: fresh run_ids, and the near misses of
+    one (`near_misses`), in words that name a near miss's class and place, never the values
+    drawn, so that the same attempt gets the same feedback on every run."""
+    fresh = [near_misses.run_id(rng) for _ in range(MADE_UP)]
+    misses = near_misses.near_misses(fresh[0], rng)
+    findings, right, instead = [], 0, ""
+    for value in fresh:
+        outcome = _ask(candidate, value, used)
+        if isinstance(outcome, attempts.Returned):
+            right += int(_as_verdict(outcome.value) == native.valid_run_id(value))
+        instead = instead or _did(outcome)
+    if right < len(fresh):
+        findings.append(Finding(WRONG, "run_ids made up for this run (new each time, so no "
+                                       f"table of known values can answer them): {right} of "
+                                       f"{len(fresh)} answered as the module answers"
+                                       + (f"; on one, your check {instead}" if instead else "")))
+    wrong: dict[tuple[str, str], list[near_misses.NearMiss]] = {}
+    for miss in misses:
+        outcome = _ask(candidate, miss.value, used)
+        verdict = _as_verdict(outcome.value) if isinstance(outcome, attempts.Returned) else None
+        if verdict != native.valid_run_id(miss.value):
+            did = _did(outcome) or f"says {verdict}"
+            wrong.setdefault((miss.kind, did), []).append(miss)
+    for (kind, did), missed in wrong.items():
+        findings.append(Finding(WRONG, f"{kind}: your check {did} when it is "
+                                       f"{', '.join(m.where for m in missed)} (in a run_id made "
+                                       "up for this run)"))
+    if not findings:
+        findings.append(Finding(RIGHT, f"all {len(fresh) + len(misses)} values made up for "
+                                       f"this run answered as the module answers: {len(fresh)} "
+                                       f"fresh run_ids and {len(misses)} near misses of one, "
+                                       "each byte class put in at its first, a middle and its "
+                                       "last place, inserted, prepended and appended, and one "
+                                       "byte removed at either end"))
+    return findings

@@ -1,8 +1,12 @@
 """Notebook 00, start here: its exercise, the sweep's decision on one expired lease written by
-the learner, the checker that holds it against the model on boundary cases and drawn ones, and
-the names the notebook uses (the preflight check, the lease's life drawn, a history played)."""
+the learner, the checker that holds it against the model on boundary cases, drawn ones and
+near misses of the run_id, and the names the notebook uses (the preflight check, the lease's
+life drawn, a history played)."""
 
-from trafikey_lab import epoch, sweep
+import random
+from dataclasses import dataclass
+
+from trafikey_lab import epoch, near_misses, sweep
 from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import (
     NOTE,
@@ -19,29 +23,29 @@ from trafikey_lab.histories import play
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.plots.lifecycle import draw_lifecycle
+from trafikey_lab.sweep import Outcome, Reading
 
 __all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]
 
 # -- 00: predict what the sweep does with one expired lease ----------------------------------
 
-BOUNDARY_CASES = 12
+BOUNDARY_CASES = 11
+"""The boundaries of both rules; a stamp that misses the run_id by a byte is a near miss."""
+DRAWN_CASES = 12
 _SWEEP_LIBRARY_NAMES = {"exempt", "decide_member", "decide", "decide_row", "count_stall",
                         "trafikey_exempt", "trafikey_decide_member", "plan_sweep", "sweep"}
 _SWEEP_LIBRARY = (epoch.exempt, native.exempt, native.decide_member, sweep.decide_member,
                   sweep.decide, sweep.count_stall, decide_row)
 
 
-def _sweep_cases(seed: int) -> list[tuple[str, bytes | None, bytes, int | None, int]]:
+def _sweep_cases(seed: int) -> list["Case"]:
     """(what the case is, lease_epoch, run_id, stalled before, max_stalled): the boundaries of
-    both rules, then cases drawn afresh from `seed`, so that only a rule, not a table of
-    answers, gets them all right."""
-    import random
-
+    both rules, then cases drawn afresh from `seed`, then the run_id's near misses as stamps
+    (`near_misses`), so that only a rule, not a table of answers, gets them all right."""
     draw = random.Random(seed)
-    run_id = bytes(draw.choice(epoch.HEX_DIGITS) for _ in range(epoch.RUN_ID_LEN))
-    other = bytes(draw.choice(epoch.HEX_DIGITS) for _ in range(epoch.RUN_ID_LEN))
+    run_id, other = near_misses.run_id(draw), near_misses.run_id(draw)
     last = b"0" if run_id[-1:] != b"0" else b"1"
-    cases = [
+    cases: list[Case] = [
         ("the stamp is the sweeper's, no stalled field, max_stalled 1", run_id, run_id, None, 1),
         ("the stamp is the sweeper's, no stalled field, max_stalled 2", run_id, run_id, None, 2),
         ("the stamp is the sweeper's, stalled 1, max_stalled 2", run_id, run_id, 1, 2),
@@ -51,20 +55,38 @@ def _sweep_cases(seed: int) -> list[tuple[str, bytes | None, bytes, int | None, 
         ("an empty lease_epoch, max_stalled 1", b"", run_id, 2, 1),
         ("another process's stamp, stalled 0, max_stalled 1", other, run_id, 0, 1),
         ("the sweeper's run_id with its last byte changed", run_id[:-1] + last, run_id, None, 1),
-        ("the first 39 bytes of the sweeper's run_id", run_id[:-1], run_id, None, 1),
         ("the sweeper's run_id with one byte more", run_id + b"0", run_id, None, 1),
         ("the sweeper's run_id in upper case", run_id.upper(), run_id, None, 1),
     ]
-    for n in range(12):
+    for n in range(DRAWN_CASES):
         max_stalled = draw.randint(1, 6)
         stalled = draw.choice([None, *range(0, 8)])
         stamp = draw.choice([run_id, run_id, other, None])
         cases.append((f"drawn case {n + 1}", stamp, run_id, stalled, max_stalled))
+    for miss in near_misses.near_misses(run_id, draw):
+        cases.append((NearMissStamp(miss), miss.value, run_id, draw.choice([None, 0, 1]),
+                      draw.randint(1, 3)))
     return cases
 
 
+@dataclass(frozen=True)
+class NearMissStamp:
+    """What a near-miss case is: the stamp is the sweeper's run_id but for one byte class at
+    one place; named by the class and the place alone, so that feedback stays the same on any
+    draw."""
+
+    miss: near_misses.NearMiss
+
+    def __str__(self) -> str:
+        return f"{self.miss.kind} in the stamp, {self.miss.where}"
+
+
+Case = tuple[str | NearMissStamp, bytes | None, bytes, int | None, int]
+"""(what the case is, lease_epoch, run_id, stalled before, max_stalled)."""
+
+
 def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
-                   max_stalled: int) -> tuple[str, str]:
+                   max_stalled: int) -> tuple[Reading, Outcome]:
     """What the model's sweep does with such a row: (the stamp's reading, the job's outcome)."""
     row = {b"state": b"active", b"attempts": b"1"}
     if stamp is not None:
@@ -72,18 +94,20 @@ def _module_answer(stamp: bytes | None, run_id: bytes, stalled: int | None,
     if stalled is not None:
         row[b"stalled"] = b"%d" % stalled
     kind = decide_row(run_id, max_stalled, row)[0].kind
-    return ("exempt" if kind == "exempt" else "counted", "dead" if kind == "dead" else "recovered")
+    return (Reading.EXEMPT if kind == "exempt" else Reading.COUNTED,
+            Outcome.DEAD if kind == "dead" else Outcome.RECOVERED)
 
 
 def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Feedback:
     """Runs the learner's `predict(lease_epoch, run_id, stalled, max_stalled)` (lease_epoch
     bytes or None when the row has none, run_id the sweeping process's bytes, stalled the row's
-    count before the sweep or None when absent) over the boundary cases and fresh random ones.
+    count before the sweep or None when absent) over the boundary cases, then over cases drawn
+    afresh and stamps that miss the run_id by one byte class at one place (`near_misses`).
     Each answer is a pair: the stamp's reading ("exempt" or "counted") and the job's outcome
     ("recovered": back to pending, or "dead"), compared with the model's sweep. The feedback
-    names the cases
-    answered wrongly, never the answer they should have had. The model and the C decide:
-    `live` is taken, as every checker takes it, and not needed."""
+    names the cases answered wrongly (a near miss by its class and place), never the answer
+    they should have had. The model and the C decide: `live` is taken, as every checker takes
+    it, and not needed."""
     import secrets
 
     exercise = "predict what the sweep does with one expired lease"
@@ -104,42 +128,64 @@ def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Fe
         if len(wrong) > 4:
             findings.append(Finding(WRONG, f"and {len(wrong) - 4} more of the "
                                            f"{BOUNDARY_CASES} boundary cases"))
-        findings.append(Finding(NOTE, f"{len(drawn)} cases drawn at random are checked once "
-                                      "the boundary cases are right"))
+        findings.append(Finding(NOTE, f"{DRAWN_CASES} cases drawn at random and "
+                                      f"{len(drawn) - DRAWN_CASES} near misses of the run_id are "
+                                      "checked once the boundary cases are right"))
         return feedback(exercise, findings)
     wrong = _wrong_predictions(predict, drawn)
     if wrong:
-        return feedback(exercise, [Finding(WRONG, text) for text in wrong[:4]])
+        return feedback(exercise, [Finding(WRONG, text) for text in wrong[:6]])
     return feedback(exercise, [Finding(RIGHT, f"all {len(cases)} cases answered as the sweep "
-                                               "answers them: the budget's edge, the near-miss "
-                                               "stamps and cases drawn at random")])
+                                               "answers them: the budget's edge, cases drawn at "
+                                               "random and the run_id's near misses (each byte "
+                                               "class at its first, a middle and its last place, "
+                                               "inserted, prepended and appended, and one byte "
+                                               "removed at either end)")])
 
 
 def _wrong_predictions(predict, cases) -> list[str]:
-    wrong = []
+    """One text per case answered wrongly, "what the case is: what is wrong"; the near misses
+    of one byte class answered wrongly the same way share one text, which names their
+    places."""
+    wrong: list[str | tuple[str, str]] = []
+    places: dict[tuple[str, str], list[str]] = {}
     for what, stamp, run_id, stalled, max_stalled in cases:
-        reading, outcome = _module_answer(stamp, run_id, stalled, max_stalled)
-        outcome_of_call = attempts.run(predict, stamp, run_id, stalled, max_stalled,
-                                       library=_SWEEP_LIBRARY, library_names=_SWEEP_LIBRARY_NAMES)
-        if isinstance(outcome_of_call, attempts.Raised):
-            wrong.append(f"{what}: your function raised {outcome_of_call.text}; it must answer "
-                         "every row, an absent field included")
+        problem = _problem(predict, stamp, run_id, stalled, max_stalled)
+        if problem is None:
             continue
-        if isinstance(outcome_of_call, attempts.TimedOut):
-            wrong.append(f"{what}: your function ran for more than {outcome_of_call.limit_s:g} s; "
-                         "it must answer at once")
-            continue
-        answer = getattr(outcome_of_call, "value", None)
-        if (not isinstance(answer, (tuple, list)) or len(answer) != 2
-                or answer[0] not in READINGS or answer[1] not in OUTCOMES):
-            wrong.append(f"{what}: it answered {answer!r}; answer a pair such as "
-                         "(\"exempt\", \"recovered\"): the reading, then the outcome")
-        elif answer[0] != reading:
-            wrong.append(f"{what}: this lease is not {answer[0]}: look again at the stamp "
-                         "comparison")
-        elif answer[1] != outcome:
-            wrong.append(f"{what}: the job does not end {answer[1]}: look again at the count "
-                         "and the budget")
-    return wrong
+        if isinstance(what, NearMissStamp):
+            key = (what.miss.kind, problem)
+            if key not in places:
+                places[key] = []
+                wrong.append(key)
+            places[key].append(what.miss.where)
+        else:
+            wrong.append(f"{what}: {problem}")
+    return [f"{text[0]} in the stamp, {', '.join(places[text])}: {text[1]}"
+            if isinstance(text, tuple) else text for text in wrong]
+
+
+def _problem(predict, stamp, run_id, stalled, max_stalled) -> str | None:
+    """What is wrong with the prediction for one case, never what it should have been; None
+    when it is the sweep's."""
+    reading, outcome = _module_answer(stamp, run_id, stalled, max_stalled)
+    outcome_of_call = attempts.run(predict, stamp, run_id, stalled, max_stalled,
+                                   library=_SWEEP_LIBRARY, library_names=_SWEEP_LIBRARY_NAMES)
+    if isinstance(outcome_of_call, attempts.Raised):
+        return (f"your function raised {outcome_of_call.text}; it must answer every row, an "
+                "absent field included")
+    if isinstance(outcome_of_call, attempts.TimedOut):
+        return (f"your function ran for more than {outcome_of_call.limit_s:g} s; it must "
+                "answer at once")
+    answer = getattr(outcome_of_call, "value", None)
+    if (not isinstance(answer, (tuple, list)) or len(answer) != 2
+            or answer[0] not in READINGS or answer[1] not in OUTCOMES):
+        return (f"it answered {answer!r}; answer a pair such as (\"exempt\", \"recovered\"): "
+                "the reading, then the outcome")
+    if answer[0] != reading:
+        return f"this lease is not {answer[0]}: look again at the stamp comparison"
+    if answer[1] != outcome:
+        return f"the job does not end {answer[1]}: look again at the count and the budget"
+    return None
 
 

@@ -14,7 +14,6 @@ from trafikey_lab.course.feedback import (
     Finding,
     error_text,
     feedback,
-    on,
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
@@ -31,7 +30,9 @@ MOVE_LEASE_MS = 60_000
 """The lease of the worker's live claims, long enough to outlast the check, and the least a
 moved lease must get from the move: a lease cut short is not moved."""
 RESTART_MS = 2_000
-"""How long the model's restart takes, so that an extension after it moves the deadline."""
+"""The least time the checker's restart takes, so that an extension after it moves the
+deadline: the model's clock is moved by that much; a live restart's clock has moved by what
+the real restart took, and the checker waits for the rest of RESTART_MS."""
 LAPSE_MAX_STALLED = 100
 """The budget of the sweeps that send a lapsed claim back to pending: no job dies of them."""
 SPARE_JOB = b"job-4"
@@ -86,7 +87,7 @@ class _Watched(Executor):
 
     def __init__(self, executor: Executor):
         self._inner = executor
-        self.name = executor.name
+        self.name, self.where = executor.name, executor.where
         self.commands: list[tuple[str, tuple[bytes, ...]]] = []
         self.unanswered: list[str] = []
         """The reads the model could not answer (the live server answers every one)."""
@@ -95,7 +96,7 @@ class _Watched(Executor):
         parts = tuple(_as_bytes(arg) for arg in args)
         name = parts[0].decode(errors="replace").upper() if parts else ""
         self.commands.append((name, parts[1:]))
-        if isinstance(self._inner, ModelExecutor) and name in _READS:
+        if name in _READS and not self._inner.answers(name):
             try:
                 return _model_read(self._inner, name, parts[1:])
             except _NotServed:
@@ -121,8 +122,8 @@ class _Watched(Executor):
     def wait_until(self, ms: int) -> None:
         self._inner.wait_until(ms)
 
-    def dataset(self) -> dict:
-        return self._inner.dataset()
+    def dataset(self, queue: Queue | None = None) -> dict:
+        return self._inner.dataset(queue)
 
     def written_by_hand(self) -> list[str]:
         return sorted({name for name, _ in self.commands
@@ -148,22 +149,23 @@ def _as_bytes(value) -> bytes:
 
 
 _MODEL_READS = {  # name: (how many arguments, at least that many when True)
-    "HGET": (2, False), "HMGET": (2, True), "HGETALL": (1, False), "HEXISTS": (2, False),
-    "HLEN": (1, False), "HKEYS": (1, False), "HVALS": (1, False), "ZSCORE": (2, False),
-    "ZMSCORE": (2, True), "ZCARD": (1, False), "ZRANK": (2, False), "ZRANGE": (3, False),
-    "TYPE": (1, False), "EXISTS": (1, True), "TIME": (0, False), "PING": (0, False),
+    "HMGET": (2, True), "HEXISTS": (2, False), "HLEN": (1, False), "HKEYS": (1, False),
+    "HVALS": (1, False), "ZMSCORE": (2, True), "ZCARD": (1, False), "ZRANK": (2, False),
+    "ZRANGE": (3, False), "TIME": (0, False), "PING": (0, False),
 }
-"""The reads the checker answers on the model (ZRANGE by index, with no options)."""
+"""The reads the checker answers on an executor that does not (the model, which answers
+HGET, HGETALL, ZSCORE, TYPE, EXISTS and SCAN itself; ZRANGE by index, with no options)."""
 
 
 class _NotServed(Exception):
     """A read the checker does not answer on the model."""
 
 
-def _model_read(executor: ModelExecutor, name: str, args: tuple[bytes, ...]):
-    """A read answered from the model's dataset, in the form the live executor's redis-py
-    client returns it: the model's server runs only the verbs, the scripts and the writes a
-    dataset is laid out with. _NotServed for a read that is not one of _MODEL_READS."""
+def _model_read(executor: Executor, name: str, args: tuple[bytes, ...]):
+    """A read the executor does not answer, answered from the one key it names in the form
+    the live executor's redis-py client returns it. Only the model is asked for one (a server
+    answers every read), so the dataset read is of the checker's own model in memory, never
+    of a server. _NotServed for a read that is not one of _MODEL_READS."""
     from trafikey_lab.model import WRONGTYPE, arity_error
 
     if name not in _MODEL_READS or (name == "ZRANGE" and len(args) > 3):
@@ -171,26 +173,21 @@ def _model_read(executor: ModelExecutor, name: str, args: tuple[bytes, ...]):
     count, at_least = _MODEL_READS[name]
     if len(args) < count or (len(args) > count and not at_least):
         raise ReplyError(arity_error(name.lower()))
-    data = executor.dataset()
-    if name in ("TIME", "PING", "TYPE", "EXISTS"):
-        return {"TIME": lambda: divmod(executor.now_ms() * 1000, 1_000_000),
-                "PING": lambda: True,
-                "TYPE": lambda: data.get(args[0], ("none", None))[0].encode(),
-                "EXISTS": lambda: sum(key in data for key in args)}[name]()
+    if name == "TIME":
+        return divmod(executor.now_ms() * 1000, 1_000_000)
+    if name == "PING":
+        return True
     kind = "hash" if name.startswith("H") else "zset"
-    found, held = data.get(args[0], (kind, {} if kind == "hash" else []))
+    found, held = executor.dataset().get(args[0], (kind, {} if kind == "hash" else []))
     if found != kind:
         raise ReplyError(WRONGTYPE)
     if kind == "hash":
-        return {"HGET": lambda: held.get(args[1]),
-                "HMGET": lambda: [held.get(field) for field in args[1:]],
-                "HGETALL": lambda: dict(held), "HEXISTS": lambda: args[1] in held,
-                "HLEN": lambda: len(held), "HKEYS": lambda: list(held),
-                "HVALS": lambda: list(held.values())}[name]()
+        return {"HMGET": lambda: [held.get(field) for field in args[1:]],
+                "HEXISTS": lambda: args[1] in held, "HLEN": lambda: len(held),
+                "HKEYS": lambda: list(held), "HVALS": lambda: list(held.values())}[name]()
     members = [member for member, _ in held]
     scores = {member: float(score) for member, score in held}
-    return {"ZSCORE": lambda: scores.get(args[1]),
-            "ZMSCORE": lambda: [scores.get(member) for member in args[1:]],
+    return {"ZMSCORE": lambda: [scores.get(member) for member in args[1:]],
             "ZCARD": lambda: len(members),
             "ZRANK": lambda: members.index(args[1]) if args[1] in scores else None,
             "ZRANGE": lambda: members[slice(*_index_range(args[1], args[2], len(members)))],
@@ -219,21 +216,29 @@ class _Lease:
 
 
 def _leases(executor: Executor, queue: Queue, jobs) -> dict[bytes, _Lease]:
-    data = executor.dataset()
-
-    def scores(key: bytes) -> dict[bytes, int]:
-        kind, members = data.get(key, ("zset", []))
-        return {member: int(score) for member, score in members} if kind == "zset" else {}
-
-    active, pending, dead = scores(queue.active), scores(queue.pending), scores(queue.dead)
+    """Each job's lease and the rest, read from the keys about it alone: its row, and its
+    score in each of the queue's sorted sets."""
     leases = {}
     for job in jobs:
-        kind, row = data.get(queue.row_key(job), ("none", {}))
-        row = row if kind == "hash" else {}
+        kind = plain(executor.call("TYPE", queue.row_key(job)))
+        row = executor.row(queue, job)
         rest = tuple(sorted((f, v) for f, v in row.items() if f != b"lease_epoch"))
-        leases[job] = _Lease(row.get(b"lease_epoch"), active.get(job),
-                             (kind, rest, pending.get(job), dead.get(job)))
+        leases[job] = _Lease(row.get(b"lease_epoch"), executor.deadline(queue, job),
+                             (kind, rest, _score(executor, queue.pending, job),
+                              _score(executor, queue.dead, job)))
     return leases
+
+
+def _score(executor: Executor, key: bytes, job: bytes) -> int | None:
+    """The job's score in the sorted set at `key`; None when it is not there, or `key` holds
+    no sorted set."""
+    try:
+        score = executor.call("ZSCORE", key, job)
+    except ReplyError as refusal:
+        if refusal.code == "WRONGTYPE":
+            return None
+        raise
+    return None if score is None else int(score)
 
 
 def _lapse(executor: Executor, queue: Queue) -> tuple[bytes, int]:
@@ -259,10 +264,11 @@ def _hold(executor: Executor, queue: Queue, history) -> list[tuple[bytes, int]]:
         else:
             claims.append(tuple(executor.claim(queue, MOVE_LEASE_MS)[:2]))
     executor.add(queue, SPARE_JOB, b"resize " + SPARE_JOB)
+    restarted = executor.now_ms()
     executor.restart()
-    if isinstance(executor, ModelExecutor):
-        # A restart takes a moment; the model's clock moves only when told.
-        executor.advance(RESTART_MS)
+    # A restart takes a moment, so that an extension after it moves the deadline: a model's
+    # clock moves only when told; on a server the wait is for what the real restart left.
+    executor.wait_until(restarted + RESTART_MS - 1)
     return claims
 
 
@@ -416,7 +422,7 @@ def judge_on(move, executors: tuple[Executor, ...],
             try:
                 claims = _hold(executor, queue, history)
             except LabError as exc:
-                found.append(Finding(NOTE, f"not checked {on(executor.name)}: {exc}"))
+                found.append(Finding(NOTE, f"not checked {executor.where}: {exc}"))
                 break
             try:
                 round_found, silent = _move_round(move, executor, queue, history, claims,
@@ -427,17 +433,17 @@ def judge_on(move, executors: tuple[Executor, ...],
             if any(f.kind == NOTE for f in round_found):
                 break  # a read the model does not answer: the other history would say the same
             if silent:
-                return feedback(exercise, [Finding(f.kind, f"{on(executor.name)}, {f.text}")
+                return feedback(exercise, [Finding(f.kind, f"{executor.where}, {f.text}")
                                             for f in found])
         if first is not None and found == first:
             # The same findings on a second executor: one line says so, instead of a copy.
             kind = WRONG if any(f.kind == WRONG for f in found) else RIGHT
-            findings.append(Finding(kind, f"{on(executor.name)}: the same as {first_where}, "
+            findings.append(Finding(kind, f"{executor.where}: the same as {first_where}, "
                                           "in both histories"))
             continue
         if first is None:
-            first, first_where = found, on(executor.name)
-        findings += [Finding(f.kind, f"{on(executor.name)}, {f.text}") for f in found]
+            first, first_where = found, executor.where
+        findings += [Finding(f.kind, f"{executor.where}, {f.text}") for f in found]
     return feedback(exercise, findings)
 
 

@@ -454,7 +454,7 @@ def check_sweep_survives_restart(sweep, *, live: LiveExecutor | None = None,
     if live is None:
         return Feedback(EXERCISE, (Finding(NOTE, "not checked: the check restarts a live "
                                                  "server; pass live=course.live"),))
-    if getattr(live.server, "external", False):
+    if not live.server.can_restart:
         return Feedback(EXERCISE, (Finding(NOTE, "not checked: the lab is using a server it did "
                                                  "not start, and the check restarts its server. "
                                                  "Unset TRAFIKEY_VALKEY_URL to let the lab run "

@@ -10,7 +10,7 @@ import redis
 
 from trafikey_lab import scripts
 from trafikey_lab.errors import ReplyError
-from trafikey_lab.executors import SCRIPTS, Executor
+from trafikey_lab.executors import SCRIPTS, Executor, Queue, glob_escaped
 from trafikey_lab.live.server import client_of
 from trafikey_lab.text import plain
 
@@ -40,6 +40,7 @@ class LiveExecutor(Executor):
     """The module on a real server: a LabServer, or any redis-py client of a module-loaded one."""
 
     name = "live"
+    where = "on the live server"
 
     def __init__(self, server):
         self.server = server
@@ -79,11 +80,17 @@ class LiveExecutor(Executor):
         while (now := self.now_ms()) <= ms:
             time.sleep(min((ms - now + 1) / 1000, 0.5))
 
-    def dataset(self) -> dict:
+    def dataset(self, queue: Queue | None = None) -> dict:
         """Every key on the server (SCAN, then TYPE and a read per key): other learners' keys
-        too on a shared one. For whole-dataset comparisons only; a step reads its own keys."""
+        too on a shared one. With a queue, its keys alone: its sorted sets and the keys SCAN
+        MATCH finds under its prefix."""
         out: dict[bytes, tuple[str, object]] = {}
-        for key in sorted(self.client.scan_iter(count=1000)):
+        if queue is None:
+            keys = set(self.client.scan_iter(count=1000))
+        else:
+            keys = {*queue.keys, *self.client.scan_iter(match=glob_escaped(queue.prefix) + b"*",
+                                                        count=1000)}
+        for key in sorted(keys):
             kind = plain(self.client.type(key))
             if kind == "hash":
                 out[key] = ("hash", self.client.hgetall(key))
@@ -91,6 +98,6 @@ class LiveExecutor(Executor):
                 out[key] = ("zset", self.client.zrange(key, 0, -1, withscores=True))
             elif kind == "string":
                 out[key] = ("string", self.client.get(key))
-            else:
+            elif kind != "none":  # a queue's sorted set not yet written is no key
                 out[key] = (kind, None)
         return out

@@ -50,12 +50,6 @@ class LabServer(abc.ABC):
     can_take_replica: bool
     """The lab can start a replica of it beside it and hand its role over (notebook 05)."""
 
-    @property
-    def external(self) -> bool:
-        """Not started by the lab. Kept for course/limits.py and course/why_natively.py, which
-        should ask for what they need instead: can_take_replica, can_restart."""
-        return not self.started_by_lab
-
     client: LabClient | None = None
     run_id: str | None = None
     pid: int | None = None
