@@ -20,8 +20,9 @@
  * and may refuse, a write pass that cannot be refused, one reply. So a
  * refusal never leaves a partial write.
  *
- * The data path is the low-level key API: each key is opened once, a row's
- * fields are read in one hash read, and the writes change the keys in place.
+ * The data path is the low-level key API: each sorted set is opened once, a
+ * row's fields are read in one hash read (the sweep opens a row again to
+ * write it, see decide_row), and the writes change the keys in place.
  * That API replicates nothing, notifies nobody and signals no WATCH, so each
  * write does those itself (see "Writing" below): replicas and the AOF
  * receive the HSET/ZADD/ZREM that carry the granting process's run_id and
@@ -869,9 +870,9 @@ struct sweep {
  * at the end of the command. AutoMemory looks a freed object up from both
  * ends of its list, so a free in the middle of a list of thousands costs
  * thousands of steps, and the newest costs one; and a sweep of thousands of
- * members then reuses a few warm allocations instead of holding thousands
- * (on this machine, holding the handles cost a fifth of the sweep at
- * 100,000 members: docs/benchmarks.md). The write pass opens the row again. */
+ * members then reuses a few warm allocations instead of holding a handle
+ * and a name per member until the command ends. The price is a second
+ * lookup: the write pass opens the row again. */
 static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, struct swept *member,
                                ValkeyModuleString *row_name)
 {
