@@ -844,10 +844,10 @@ static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
     return reply_extends(ctx, triples, ext, count, live_count);
 }
 
-/* One expired member of active, as the sweep's read pass decided it. Its
- * row is not held open between the passes (see decide_row). */
+/* One expired member of active, as the sweep's read pass decided it. */
 struct swept {
     ValkeyModuleString *id;
+    ValkeyModuleKey *row; /* its row's handle, open only inside decide_row */
     int verdict;
     long long stalled;
 };
@@ -880,10 +880,10 @@ static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, 
     struct trafikey_seen seen;
     struct trafikey_step step;
 
-    ValkeyModuleKey *row = ValkeyModule_OpenKey(ctx, row_name, VKM_READ | VKM_WRITE);
-    int type = key_type(row);
+    member->row = ValkeyModule_OpenKey(ctx, row_name, VKM_READ | VKM_WRITE);
+    int type = key_type(member->row);
     if (type == TYPE_HASH) {
-        ValkeyModule_HashGet(row, VKM_HASH_NONE, lit.group, &group, lit.lease_epoch, &epoch, lit.stalled,
+        ValkeyModule_HashGet(member->row, VKM_HASH_NONE, lit.group, &group, lit.lease_epoch, &epoch, lit.stalled,
                              &stalled, NULL);
     }
     memset(&seen, 0, sizeof seen);
@@ -912,7 +912,8 @@ static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, 
     if (stalled != NULL) ValkeyModule_FreeString(ctx, stalled);
     if (epoch != NULL) ValkeyModule_FreeString(ctx, epoch);
     if (group != NULL) ValkeyModule_FreeString(ctx, group);
-    ValkeyModule_CloseKey(row);
+    ValkeyModule_CloseKey(member->row);
+    member->row = NULL;
     if (step.verdict == VERDICT_WRONGTYPE) return REFUSE_WRONGTYPE;
     if (step.verdict == VERDICT_NOT_INTEGER) return REFUSE_NOT_INTEGER;
     member->verdict = step.verdict;
