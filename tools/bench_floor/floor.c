@@ -45,7 +45,6 @@ typedef struct ValkeyModuleCallReply ValkeyModuleCallReply;
 typedef ValkeyModuleCallReply *(*vkm_Call)(ValkeyModuleCtx *ctx, const char *cmd, const char *fmt, ...);
 typedef long long (*vkm_CallReplyInteger)(ValkeyModuleCallReply *reply);
 typedef unsigned long long (*vkm_MonotonicMicroseconds)(void);
-typedef int (*vkm_ReplyWithArray)(ValkeyModuleCtx *ctx, long len);
 
 #define FLOOR_API(X)            \
     X(SetModuleAttribs)         \
