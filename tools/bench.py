@@ -19,7 +19,7 @@ large sweep and the deletion of its rows, a libc heap's free lists make the next
 up to 2x, whichever way it sweeps: a run on a server that has already swept would measure the
 runs before it as much as itself.
 
-    python tools/bench.py [--quick] [--out docs]
+    python tools/bench.py [--quick] [--out docs] [--note TEXT]
 
 --quick runs the small sizes only (a smoke run of the whole pipeline in seconds).
 """
@@ -639,8 +639,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only: a smoke run")
     parser.add_argument("--out", default="docs", help="folder for benchmarks.md and .png")
-    parser.add_argument("--note", help="a sentence for the report on the machine's state, such "
-                        "as what else ran on it")
+    parser.add_argument("--note", default=os.environ.get("BENCH_NOTE"),
+                        help="a sentence for the report on the machine's state, such as what "
+                        "else ran on it (default: $BENCH_NOTE, so `BENCH_NOTE=... make bench`)")
     args = parser.parse_args(argv)
     if args.quick:
         GOAL_SIZES, CURVE_SIZES = (1_000,), (100, 1_000)
