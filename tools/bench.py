@@ -177,11 +177,12 @@ OWN_FUNCTIONS = ("stalled_check_command", "plan_sweep", "decide_row", "sweep_wri
 
 def profile_sweep():
     """perf record of the server during one native sweep of PROFILE_SIZE counted leases; the
-    share of the verb's samples by trafikey.c function > the call below it. None without perf
-    (or when perf may not read the server: perf_event_paranoid)."""
+    share of the verb's samples by trafikey.c function > the call below it. Without perf, or
+    when it took no sample inside the verb, why not, as a sentence."""
     perf = shutil.which("perf")
     if perf is None:
-        return None
+        return ("`perf` was not found, so this run has no profile: install it (Debian: "
+                "`apt-get install linux-perf`) and run `make bench` again.")
 
     def record(server):
         scripted.lay_out_expired(server.client, QUEUE, PROFILE_SIZE, "counted")
@@ -189,18 +190,25 @@ def profile_sweep():
         recorder = subprocess.Popen([perf, "record", "-F", str(PROFILE_HZ), "--call-graph", "dwarf,16384",
                                      "-p", str(server.pid), "-o", str(data)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)  # perf attaches before the sweep starts
+        # perf writes its file's header once it is attached; a busy machine can take seconds.
+        deadline = time.monotonic() + 15
+        while not (data.exists() and data.stat().st_size > 0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
         scripted.native_sweep(server.client, QUEUE, 1000, PROFILE_SIZE)
         recorder.send_signal(2)
         recorder.wait(timeout=60)
         return data
 
     data = on_fresh_server(record)
-    if not data.exists():
-        return None
-    script = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, text=True).stdout
+    done = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, text=True)
     shutil.rmtree(data.parent)
-    return charge_samples(script)
+    profile = charge_samples(done.stdout)
+    if profile is None:
+        return ("`perf` took no sample inside the verb (it may not read another process's "
+                "samples here: see `/proc/sys/kernel/perf_event_paranoid`; it said: "
+                f"{done.stderr.strip()[:200] or 'nothing'}), so this run has no profile.")
+    return profile
 
 
 FRAME = re.compile(r"\s*[0-9a-f]+ (.*?)(?:\+0x[0-9a-f]+)? \((.*)\)$")
@@ -435,10 +443,8 @@ def explorable_updates():
 
 def where_the_time_goes(profile):
     lines = ["## Where the verb's time goes", ""]
-    if profile is None:
-        return lines + ["`perf` was not found (or may not read the server's samples), so this run",
-                        "has no profile: install it (Debian: `apt-get install linux-perf`) and",
-                        "run `make bench` again."]
+    if isinstance(profile, str):
+        return lines + [profile]
     lines += [
         f"`perf record --call-graph dwarf` at {PROFILE_HZ:,} Hz on the server during one native",
         f"sweep of {PROFILE_SIZE:,} counted leases ({profile['samples']:,} samples inside the",
