@@ -464,9 +464,10 @@ def where_the_time_goes(profile):
     lines += [
         f"| everything under 1% | {1 - sum(shown.values()):.0%} | |",
         "",
-        f"The calls the floor makes too take {in_floor:.0%} of the verb's samples here. The rest",
-        "is what the verb adds: its read pass (the hash read, the decision, the ACL check, the",
-        "second opening of each row it writes), the replication of each write, and the reply.",
+        f"The calls the floor makes too take {in_floor:.0%} of the verb's samples here, the verb's",
+        "second opening of each row it writes among them. The rest is what the verb adds: the",
+        "hash read, the decision and the ACL check of its read pass, the replication of each",
+        "write, and the reply.",
         "The read pass comes first because a refusal must leave nothing written: every row is",
         "read before any is written, so the verb meets each row twice where the floor meets it",
         "once, and at 100,000 rows the second meeting no longer finds the row in the cache.",
