@@ -136,7 +136,7 @@ MUTANTS = (
     Mutant(
         "the sweep skips the ACL check of the rows it derives",
         MODULE,
-        "        if (!caller_may_write(caller, member->row_name)) {\n"
+        "        if (!caller_may_write(caller, row_name)) {\n"
         "            why = REFUSE_NOPERM;\n"
         "            break;\n"
         "        }\n",
@@ -170,8 +170,8 @@ MUTANTS = (
     Mutant(
         "a counted stall is written but not replicated",
         MODULE,
-        "            hset_effect(ctx, member->row, member->row_name, hset, 4);",
-        "            ValkeyModule_HashSet(member->row, VKM_HASH_NONE, hset[0], hset[1], hset[2], hset[3], NULL);",
+        "            hset_effect(ctx, row, row_name, hset, 4);",
+        "            ValkeyModule_HashSet(row, VKM_HASH_NONE, hset[0], hset[1], hset[2], hset[3], NULL);",
         (REPLICA,),
     ),
     Mutant(

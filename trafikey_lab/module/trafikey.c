@@ -20,8 +20,9 @@
  * and may refuse, a write pass that cannot be refused, one reply. So a
  * refusal never leaves a partial write.
  *
- * The data path is the low-level key API: each key is opened once, a row's
- * fields are read in one hash read, and the writes change the keys in place.
+ * The data path is the low-level key API: each sorted set is opened once, a
+ * row's fields are read in one hash read (the sweep opens a row again to
+ * write it, see decide_row), and the writes change the keys in place.
  * That API replicates nothing, notifies nobody and signals no WATCH, so each
  * write does those itself (see "Writing" below): replicas and the AOF
  * receive the HSET/ZADD/ZREM that carry the granting process's run_id and
@@ -846,8 +847,7 @@ static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
 /* One expired member of active, as the sweep's read pass decided it. */
 struct swept {
     ValkeyModuleString *id;
-    ValkeyModuleString *row_name;
-    ValkeyModuleKey *row;
+    ValkeyModuleKey *row; /* its row's handle, open only inside decide_row */
     int verdict;
     long long stalled;
 };
@@ -862,30 +862,25 @@ struct sweep {
     long recovered_count, dead_count;
 };
 
-/* Closes a member's row and frees its name once nothing will write it. */
-static void release_row(ValkeyModuleCtx *ctx, struct swept *member)
-{
-    ValkeyModule_CloseKey(member->row);
-    ValkeyModule_FreeString(ctx, member->row_name);
-    member->row = NULL;
-    member->row_name = NULL;
-}
-
-/* The model's decide_row: the verdict on one member's row. The row is opened
- * once and group, lease_epoch and stalled come from one hash read; the
- * decision still asks for them one at a time and is shown only what it
- * asked for, so a lane's or an exempt row's stalled never reaches it.
- * What the decision no longer needs is freed at once rather than at the end
- * of the command: a sweep of thousands of members then reuses a few warm
- * allocations instead of holding thousands (the fields, and the handle and
- * name of a row the write pass will not touch). */
-static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, struct swept *member)
+/* The model's decide_row: the verdict on one member's row, named row_name.
+ * group, lease_epoch and stalled come from one hash read; the decision
+ * still asks for them one at a time and is shown only what it asked for, so
+ * a lane's or an exempt row's stalled never reaches it.
+ * The fields and the row's handle are freed here, newest first, rather than
+ * at the end of the command. AutoMemory looks a freed object up from both
+ * ends of its list, so a free in the middle of a list of thousands costs
+ * thousands of steps, and the newest costs one; and a sweep of thousands of
+ * members then reuses a few warm allocations instead of holding a handle
+ * and a name per member until the command ends. The price is a second
+ * lookup: the write pass opens the row again. */
+static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, struct swept *member,
+                               ValkeyModuleString *row_name)
 {
     ValkeyModuleString *group = NULL, *epoch = NULL, *stalled = NULL;
     struct trafikey_seen seen;
     struct trafikey_step step;
 
-    member->row = ValkeyModule_OpenKey(ctx, member->row_name, VKM_READ | VKM_WRITE);
+    member->row = ValkeyModule_OpenKey(ctx, row_name, VKM_READ | VKM_WRITE);
     int type = key_type(member->row);
     if (type == TYPE_HASH) {
         ValkeyModule_HashGet(member->row, VKM_HASH_NONE, lit.group, &group, lit.lease_epoch, &epoch, lit.stalled,
@@ -914,14 +909,15 @@ static enum refusal decide_row(ValkeyModuleCtx *ctx, const struct sweep *sweep, 
             break;
         }
     }
-    if (group != NULL) ValkeyModule_FreeString(ctx, group);
-    if (epoch != NULL) ValkeyModule_FreeString(ctx, epoch);
     if (stalled != NULL) ValkeyModule_FreeString(ctx, stalled);
+    if (epoch != NULL) ValkeyModule_FreeString(ctx, epoch);
+    if (group != NULL) ValkeyModule_FreeString(ctx, group);
+    ValkeyModule_CloseKey(member->row);
+    member->row = NULL;
     if (step.verdict == VERDICT_WRONGTYPE) return REFUSE_WRONGTYPE;
     if (step.verdict == VERDICT_NOT_INTEGER) return REFUSE_NOT_INTEGER;
     member->verdict = step.verdict;
     member->stalled = step.stalled;
-    if (member->verdict == VERDICT_GHOST || member->verdict == VERDICT_LANE) release_row(ctx, member);
     return REFUSE_NONE;
 }
 
@@ -948,12 +944,14 @@ static enum refusal plan_sweep(ValkeyModuleCtx *ctx, struct sweep *sweep, const 
     while (!ValkeyModule_ZsetRangeEndReached(active) && sweep->count < cap) {
         struct swept *member = &sweep->members[sweep->count++];
         member->id = ValkeyModule_ZsetRangeCurrentElement(active, NULL);
-        member->row_name = row_key(ctx, sweep->prefix, member->id);
-        if (!caller_may_write(caller, member->row_name)) {
+        ValkeyModuleString *row_name = row_key(ctx, sweep->prefix, member->id);
+        if (!caller_may_write(caller, row_name)) {
             why = REFUSE_NOPERM;
             break;
         }
-        if ((why = decide_row(ctx, sweep, member)) != REFUSE_NONE) break;
+        why = decide_row(ctx, sweep, member, row_name);
+        ValkeyModule_FreeString(ctx, row_name);
+        if (why != REFUSE_NONE) break;
         if (member->verdict == VERDICT_EXEMPT || member->verdict == VERDICT_RECOVERED) sweep->recovered_count++;
         if (member->verdict == VERDICT_DEAD) sweep->dead_count++;
         if (!ValkeyModule_ZsetRangeNext(active)) break;
@@ -990,21 +988,26 @@ static void sweep_writes(ValkeyModuleCtx *ctx, const struct sweep *sweep)
     if (dead_count > 0) zadd_effect(ctx, &sweep->keys[2], sweep->now, dead, dead_count);
 
     for (size_t i = 0; i < sweep->count; i++) {
-        struct swept *member = &sweep->members[i];
-        if (member->row == NULL) continue; /* a ghost or a lane row: nothing to write */
+        const struct swept *member = &sweep->members[i];
+        if (member->verdict == VERDICT_GHOST || member->verdict == VERDICT_LANE) continue; /* no row to write */
+        /* Opened, written and freed newest first, as in decide_row. */
+        ValkeyModuleString *row_name = row_key(ctx, sweep->prefix, member->id);
+        ValkeyModuleKey *row = ValkeyModule_OpenKey(ctx, row_name, VKM_READ | VKM_WRITE);
         if (member->verdict == VERDICT_EXEMPT) {
             /* Back to pending with stalled untouched: the restart is not counted. */
             ValkeyModuleString *hset[] = {lit.state, lit.pending};
-            hset_effect(ctx, member->row, member->row_name, hset, 2);
+            hset_effect(ctx, row, row_name, hset, 2);
         } else {
             /* Replicate holds its own reference to each value, so the count can go
              * now (pinned in tests/test_module_api_facts.py). */
             ValkeyModuleString *stalled = ValkeyModule_CreateStringFromLongLong(ctx, member->stalled);
             ValkeyModuleString *hset[] = {lit.state, member->verdict == VERDICT_DEAD ? lit.dead : lit.pending,
                                           lit.stalled, stalled};
-            hset_effect(ctx, member->row, member->row_name, hset, 4);
+            hset_effect(ctx, row, row_name, hset, 4);
             ValkeyModule_FreeString(ctx, stalled);
         }
+        ValkeyModule_CloseKey(row);
+        ValkeyModule_FreeString(ctx, row_name);
     }
 }
 
