@@ -85,7 +85,7 @@ def checkers():
 
 def test_every_checker_takes_the_attempt_then_the_live_executor_by_keyword_only():
     found = list(checkers())
-    assert len(found) == 7, [stem for stem, _ in found]
+    assert len(found) == 8, [stem for stem, _ in found]
     for stem, checker in found:
         first, *rest = inspect.signature(checker).parameters.values()
         assert first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, (stem, first)

@@ -67,11 +67,11 @@ def test_each_session_runs_without_gaps_to_its_total_of_90_minutes():
         assert clock == total
 
 
-def test_only_notebook_00_comes_before_and_only_06_after():
+def test_only_notebook_00_comes_before_and_only_06_and_07_after():
     before = [part for session, _, _, part in plan() if session == "before"]
     after = [part for session, _, _, part in plan() if session == "after"]
     assert before == ["`00_start_here`"]
-    assert after == ["`06_why_natively`"]
+    assert after == ["`06_why_natively`", "`07_in_production`"]
 
 
 def make_targets() -> set[str]:

@@ -123,7 +123,7 @@ def test_the_book_lists_every_notebook_in_course_order_then_the_guides():
     stems = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert files == [f"notebooks/{stem}" for stem in stems] + [
         "docs/instructor-guide", "docs/benchmarks"]
-    assert len(stems) == 7
+    assert len(stems) == 8
 
 
 def test_the_home_page_is_the_readmes_introduction_with_the_course_in_order():

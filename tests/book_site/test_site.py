@@ -75,7 +75,7 @@ def test_the_site_has_the_home_page_every_notebook_the_guides_search_and_an_inde
                 "docs/benchmarks.html"]
     expected += [f"notebooks/{path.stem}.html" for path in book.notebooks()]
     assert sorted(expected) == PAGES
-    assert len(NOTEBOOK_PAGES) == 7
+    assert len(NOTEBOOK_PAGES) == 8
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)

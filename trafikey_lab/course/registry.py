@@ -51,6 +51,9 @@ NOTEBOOKS = (
     Notebook("06", "06_why_natively",
              "06 · Why natively: the race a script can lose, and a sweep's server time, native "
              "and scripted", 45),
+    Notebook("07", "07_in_production",
+             "07 · In production: what the lease epoch asks of workers, operators and "
+             "persistence", 45),
 )
 
 

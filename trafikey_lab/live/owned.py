@@ -60,6 +60,10 @@ KEEPER_NOTICES_WITHIN = 1.0
 """Seconds to wait for the keeper to see its server gone (it looks every 0.2 s)."""
 SAVE_PROBE_BYTES = 64 * 1024
 """What a restart checks its folder can take before it stops the server: a learner's dataset."""
+APPENDFSYNC = ("always", "everysec", "no")
+"""The append-only file's fsync policies, as valkey.conf names them."""
+SAVE_SHAPE = re.compile(r"(\d+ \d+)( \d+ \d+)*|")
+"""A `save` setting: seconds and changes, pair after pair; empty for no snapshot rule."""
 PASSWORD_SHAPE = re.compile(r"[!#-&(-~]+")
 """Printable ASCII but space and quotes, which a config file line would split or unquote."""
 
@@ -179,6 +183,10 @@ class OwnedServer(LabServer):
 
     choose_server(...) builds one unless url= or TRAFIKEY_VALKEY_URL names a server to attach to.
     persistence is "rdb" (a snapshot at each restart) or "aof" (append-only file, fsync always).
+    save is the server's `save` setting ("3600 1": a snapshot an hour after a change), "" for
+    snapshots only when asked (SAVE, a restart); appendfsync is the append-only file's fsync
+    policy ("always", "everysec" or "no"), read only with persistence "aof". A crash (kill())
+    then loses what these settings leave unsaved, as it would in production.
     module is True for the built module, False for none, or the path of another build of it
     (an AddressSanitizer build, say); env adds variables to the server's environment.
     password is True for this process's secret (`owner_secret`), False for none (loopback
@@ -216,9 +224,17 @@ class OwnedServer(LabServer):
         password: bool | str = True,
         bind: str = "127.0.0.1",
         admin_commands: bool = False,
+        save: str = "",
+        appendfsync: str = "always",
     ):
         if persistence not in ("rdb", "aof"):
             raise ValueError(f"persistence must be 'rdb' or 'aof', not {persistence!r}")
+        if appendfsync not in APPENDFSYNC:
+            raise ValueError(f"appendfsync must be one of {', '.join(APPENDFSYNC)}, "
+                             f"not {appendfsync!r}")
+        if not SAVE_SHAPE.fullmatch(save):
+            raise ValueError(f"save must be pairs of whole numbers, seconds then changes, as "
+                             f"in \"3600 1 300 100\", or \"\" for none; not {save!r}")
         try:
             loopback = is_loopback(bind)
         except ValueError:
@@ -239,6 +255,8 @@ class OwnedServer(LabServer):
         self.bind = bind
         self.admin_commands = admin_commands
         self.persistence = persistence
+        self.save = save
+        self.appendfsync = appendfsync
         self.module = module
         self.extra_args = tuple(extra_args)
         self.env = dict(env or {})
@@ -376,13 +394,13 @@ class OwnedServer(LabServer):
             "--dir", str(self.data_dir),
             "--logfile", str(self.log_path),
             "--daemonize", "no",
-            "--save", "",
+            "--save", self.save,
             "--dbfilename", "dump.rdb",
             "--enable-debug-command", admin,
             "--enable-module-command", admin,
         ]
         if self.persistence == "aof":
-            args += ["--appendonly", "yes", "--appendfsync", "always"]
+            args += ["--appendonly", "yes", "--appendfsync", self.appendfsync]
         if self.module:
             path = module_path() if self.module is True else Path(self.module)
             args += ["--loadmodule", str(path)]

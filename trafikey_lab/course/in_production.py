@@ -1,0 +1,578 @@
+"""Notebook 07, in production: what the lease epoch asks of workers, operators and persistence.
+
+Five parts, each played on the model and, where the lab has a server it may restart or kill,
+live: the race between a worker's extension and the sweep after a restart, in both orders; an
+exempt job claimed again while its first worker runs, and a fencing store (a second store that
+refuses a write whose token is lower than the highest it has seen) that stops the stale
+worker's late write; a crash (SIGKILL) of a server that keeps its data as RDB snapshots, which
+rolls `attempts` back and hands out one token twice, beside the append-only file; a failover to
+a host whose clock runs ahead (on the model only: the lab cannot move a host's clock); and the
+decision table of every scenario the course plays (scenarios.py), generated on the model.
+
+The exercise is the fencing store's write: `check_fenced_write` runs the learner's function
+on the live server against a catalogue of cases and with a newer writer interleaved before
+each command the function sends.
+
+Every function returns lines to print (a Shown) with processes named by the order they served,
+never a live run_id; the timings the crash part measures end in "ms elapsed", which the
+sanitize file masks.
+"""
+
+import time
+from dataclasses import dataclass
+
+import redis
+
+from trafikey_lab.course import attempts
+from trafikey_lab.course.feedback import (
+    EXERCISE_QUEUE,
+    NOTE,
+    RIGHT,
+    WRONG,
+    Feedback,
+    Finding,
+    feedback,
+)
+from trafikey_lab.course.limits import Shown
+from trafikey_lab.executors import ModelExecutor, Queue
+from trafikey_lab.histories import JOB
+from trafikey_lab.live.owned import OwnedServer
+from trafikey_lab.live.server import LabServer
+from trafikey_lab.live.stage import LiveStage, stage_for
+from trafikey_lab.questions import Option, Question
+from trafikey_lab.scenarios import Event, ModelStage, Stage, decision_table, play_all
+from trafikey_lab.table import Table
+from trafikey_lab.text import plain
+
+__all__ = ["QUESTION", "FenceKeys", "check_fenced_write", "clock_ahead", "crash_with_aof",
+           "crash_with_rdb", "everysec_window", "model_table", "race", "runs_twice"]
+
+RACE_LEASE_MS = 150
+"""A lease that runs out while a live restart (some 200 ms) is under way."""
+EXTEND_MS = 1000
+"""What the worker asks for when it re-extends: long enough to outlast the cells after it."""
+QUEUE = Queue("{production}")
+
+
+def _refused(server: LabServer, what: str) -> Shown | None:
+    if not server.can_restart:
+        return Shown((f"not run live: the lab is using a server it did not start "
+                      f"({server.address}), and {what} would stop it for everyone on it. Unset "
+                      "TRAFIKEY_VALKEY_URL to let the lab run its own.",))
+    return None
+
+
+def _stages(server: LabServer, **settings) -> list[tuple[str, Stage]]:
+    """The model, then live: the lab's own server, or (given settings) a server of its own
+    started with them; live only when the lab may restart or kill it."""
+    found: list[tuple[str, Stage]] = [("model", ModelStage())]
+    if server.can_restart:
+        found.append(("live", LiveStage(None if settings else server, **settings)))
+    return found
+
+
+def _on_each(server: LabServer, part, what: str, **settings) -> Shown:
+    """part(stage, name) on the model and live, each stage closed after it; the lines of each,
+    then whether the two agree line for line (processes are named, never printed)."""
+    played = []
+    for name, stage in _stages(server, **settings):
+        try:
+            played.append((name, part(stage, name)))
+        finally:
+            stage.close()
+    lines = [f"{name}: {line}" for name, shown in played for line in shown.lines]
+    if len(played) == 2:
+        lines.append(f"model and live agree on every line: {played[0][1] == played[1][1]}")
+    elif (refused := _refused(server, what)) is not None:
+        lines += refused.lines
+    return Shown(tuple(lines))
+
+
+class _Names:
+    """Processes named by the order they served: process 1, process 2."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, run_id) -> str:
+        if run_id is None:
+            return "no stamp"
+        text = plain(run_id)
+        if text not in self.seen:
+            self.seen.append(text)
+        return f"process {self.seen.index(text) + 1}"
+
+
+def _lease_line(stage: Stage, names: _Names) -> str:
+    row = stage.worker.row(QUEUE, JOB)
+    active = stage.worker.deadline(QUEUE, JOB) is not None
+    return (f"state {plain(row.get(b'state'))}, stamp of {names(row.get(b'lease_epoch'))}, "
+            f"stalled {plain(row.get(b'stalled'))}, in active: {active}")
+
+
+# -- 1. the race after a restart ------------------------------------------------------------
+
+def reconnect_race(stage: Stage, worker_first: bool) -> Shown:
+    """A healthy worker's lease crosses a restart and runs out while the server is down; then
+    the worker's EMQ.EXTEND and the sweeper's EMQ.STALLED.CHECK, each from its own client,
+    reach the new process in the order given."""
+    names = _Names()
+    stage.worker.clear(QUEUE)
+    names(stage.worker.run_id)
+    stage.worker.add(QUEUE, JOB, b"hello")
+    job, attempt, deadline = stage.worker.claim(QUEUE, RACE_LEASE_MS)
+    lines = [f"worker: EMQ.CLAIM → attempt {attempt}, lease {RACE_LEASE_MS} ms, on "
+             f"{names(stage.worker.run_id)}"]
+    stage.restart()
+    stage.sweeper.wait_until(deadline)
+    lines.append(f"the server restarted: {names(stage.worker.run_id)} serves; the lease ran out "
+                 "meanwhile")
+
+    def extend() -> None:
+        reply = stage.worker.extend(QUEUE, job, attempt, EXTEND_MS)
+        meaning = "the lease is the worker's again" if reply == 1 else "the lease is gone: stop"
+        lines.append(f"worker: EMQ.EXTEND attempt {attempt} → {reply} ({meaning})")
+
+    def sweep() -> None:
+        recovered, dead = stage.sweeper.sweep(QUEUE, 1)
+        lines.append(f"sweeper: EMQ.STALLED.CHECK max_stalled 1 → recovered "
+                     f"{[plain(j) for j in recovered]}, dead {[plain(j) for j in dead]}")
+
+    for call in ((extend, sweep) if worker_first else (sweep, extend)):
+        call()
+    lines.append(f"the row: {_lease_line(stage, names)}")
+    stage.worker.clear(QUEUE)
+    return Shown(tuple(lines))
+
+
+def race(server: LabServer, worker_first: bool) -> Shown:
+    """reconnect_race on the model and on the lab's server."""
+    return _on_each(server, lambda stage, _: reconnect_race(stage, worker_first), "a restart")
+
+
+# -- 2. an exempt job runs twice; the fencing store -------------------------------------------
+
+@dataclass(frozen=True)
+class FenceKeys:
+    """The fencing store's two keys for one job: the highest token it has seen (a string
+    holding a number) and the effects it accepted (a list), in one hash slot."""
+
+    highest: bytes
+    effects: bytes
+
+    @classmethod
+    def of(cls, queue: Queue, job: bytes = JOB) -> "FenceKeys":
+        return cls(queue.key(f"fence:{plain(job)}:highest"),
+                   queue.key(f"fence:{plain(job)}:effects"))
+
+
+FENCE_LUA = """
+local token = tonumber(ARGV[1])
+local highest = tonumber(redis.call('GET', KEYS[1]) or '0')
+if token < highest then return 0 end
+redis.call('SET', KEYS[1], token)
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return 1
+"""
+"""The store's write: a Lua script, so that the comparison and the write are one command and
+no other writer runs between them (WATCH/MULTI would do too, with a retry on every conflict)."""
+
+
+def fenced_write(client: redis.Redis, keys: FenceKeys, token: int, effect: str) -> bool:
+    """Writes `effect` unless the store has seen a token higher than `token`."""
+    return bool(client.eval(FENCE_LUA, 2, keys.highest, keys.effects, token, effect))
+
+
+class ModelFence:
+    """The fencing store on the model: the same rule, in memory."""
+
+    def __init__(self) -> None:
+        self.highest = 0
+        self.effects: list[str] = []
+
+    def write(self, token: int | None, effect: str) -> bool:
+        """`effect` with its token (None: unfenced, always written)."""
+        if token is not None:
+            if token < self.highest:
+                return False
+            self.highest = token
+        self.effects.append(effect)
+        return True
+
+
+FENCE_QUEUE = Queue("{fence}")
+"""The fencing store's keys: apart from every queue's."""
+
+
+class LiveFence:
+    """The fencing store as a plain Valkey key and list, written by FENCE_LUA."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client, self.keys = client, FenceKeys.of(FENCE_QUEUE)
+        client.delete(self.keys.highest, self.keys.effects)
+
+    def write(self, token: int | None, effect: str) -> bool:
+        if token is None:
+            self.client.rpush(self.keys.effects, effect)
+            return True
+        return fenced_write(self.client, self.keys, token, effect)
+
+    @property
+    def effects(self) -> list[str]:
+        return [plain(e) for e in self.client.lrange(self.keys.effects, 0, -1)]
+
+
+def _fence(name: str, server: LabServer):
+    """The fencing store for the model's part or the live one: a second store, on the lab's
+    server, apart from the queue (and alive when the queue's own server crashes)."""
+    if name == "model":
+        return ModelFence()
+    return LiveFence(redis.Redis.from_url(server.connection_url))
+
+
+def exempt_job_runs_twice(stage: Stage, fence, fenced: bool, stale_last: bool = True) -> Shown:
+    """Worker A's lease crosses a restart and is swept back to pending uncounted while A still
+    runs; worker B claims the job again. Each writes its effect to the fencing store, with its
+    attempt as the token when `fenced`, A's write arriving last when `stale_last`."""
+    names = _Names()
+    stage.worker.clear(QUEUE)
+    names(stage.worker.run_id)
+    stage.worker.add(QUEUE, JOB, b"send the invoice")
+    _, a, deadline = stage.worker.claim(QUEUE, RACE_LEASE_MS)
+    stage.restart()
+    stage.sweeper.wait_until(deadline)
+    recovered, _ = stage.sweeper.sweep(QUEUE, 1)
+    _, b, _ = stage.worker.claim(QUEUE, EXTEND_MS)
+    lines = [f"worker A claimed attempt {a}; the server restarted; the sweep sent the job back "
+             f"uncounted ({plain(recovered[0])} recovered); worker B claimed attempt {b}"]
+    writes = [("B", b), ("A", a)] if stale_last else [("A", a), ("B", b)]
+    for worker, token in writes:
+        accepted = fence.write(token if fenced else None, f"invoice sent by {worker}")
+        how = f"with token {token}" if fenced else "unfenced"
+        lines.append(f"worker {worker} writes {how}: {'accepted' if accepted else 'refused'}")
+    sent = fence.effects
+    lines.append(f"the store holds {len(sent)} invoice{'s' if len(sent) != 1 else ''}: {sent}")
+    stage.worker.clear(QUEUE)
+    return Shown(tuple(lines))
+
+
+def runs_twice(server: LabServer, fenced: bool, stale_last: bool = True) -> Shown:
+    """exempt_job_runs_twice on the model and on the lab's server."""
+    return _on_each(server, lambda stage, name: exempt_job_runs_twice(
+        stage, _fence(name, server), fenced, stale_last), "a restart")
+
+
+# -- 3. only as durable as persistence --------------------------------------------------------
+
+def crash(stage: Stage, fence) -> Shown:
+    """A snapshot with the job pending, worker A's claim after it, a crash (SIGKILL and a new
+    process on the same folder), and worker B's claim: which token B gets, whether A's
+    extension still lands, and what the fencing store accepts."""
+    names = _Names()
+    stage.worker.clear(QUEUE)
+    names(stage.worker.run_id)
+    stage.worker.add(QUEUE, JOB, b"send the invoice")
+    stage.event(Event.SNAPSHOT)
+    _, a, _ = stage.worker.claim(QUEUE, EXTEND_MS)
+    lines = [f"the snapshot holds the job pending; then worker A claimed attempt {a}"]
+    lines.append(f"worker A writes with token {a}: "
+                 f"{'accepted' if fence.write(a, 'invoice sent by A') else 'refused'}")
+    stage.event(Event.CRASH)
+    row = stage.worker.row(QUEUE, JOB)
+    lines.append(f"crash; {names(stage.worker.run_id)} serves: state {plain(row.get(b'state'))}, "
+                 f"attempts {plain(row.get(b'attempts'))}")
+    claimed = stage.worker.claim(QUEUE, EXTEND_MS)
+    if claimed is None:
+        lines.append("worker B: EMQ.CLAIM → nil (the job is still A's, in active)")
+    else:
+        b = claimed[1]
+        lines.append(f"worker B: EMQ.CLAIM → attempt {b}"
+                     + (f": token {b} now has two holders" if b == a else ""))
+        lines.append(f"worker B writes with token {b}: "
+                     f"{'accepted' if fence.write(b, 'invoice sent by B') else 'refused'}")
+    extended = stage.worker.extend(QUEUE, JOB, a, EXTEND_MS)
+    lines.append(f"worker A: EMQ.EXTEND attempt {a} → {extended}")
+    lines.append(f"the store holds {fence.effects}")
+    stage.worker.clear(QUEUE)
+    return Shown(tuple(lines))
+
+
+def crash_with_rdb(server: LabServer) -> Shown:
+    """crash on the model and on a server of its own that snapshots as production might
+    (save 3600 1: an hour after a change), the snapshot taken by SAVE."""
+    return _on_each(server, lambda stage, name: crash(stage, _fence(name, server)), "a crash",
+                    persistence="rdb", save="3600 1")
+
+
+def crash_with_aof(server: LabServer) -> Shown:
+    """crash on a server of its own whose append-only file is fsynced at every write (the
+    model keeps no such file)."""
+    if (refused := _refused(server, "a crash")) is not None:
+        return refused
+    stage = LiveStage(persistence="aof", appendfsync="always")
+    try:
+        shown = crash(stage, _fence("live", server))
+    finally:
+        stage.close()
+    return Shown(tuple(f"live: {line}" for line in shown.lines))
+
+
+WINDOW_CLAIMS = 200
+
+
+def everysec_window(server: LabServer, claims: int = WINDOW_CLAIMS) -> Shown:
+    """Times `claims` adds and claims under appendfsync always and everysec, each on a server of
+    its own, then SIGKILLs the everysec one and counts the claims its replay lost."""
+    if (refused := _refused(server, "a crash")) is not None:
+        return refused
+    lines = []
+    for policy in ("always", "everysec"):
+        with OwnedServer(persistence="aof", appendfsync=policy) as owned:
+            live = LiveStage(owned)
+            began = time.perf_counter()
+            for n in range(claims):
+                live.worker.add(QUEUE, n, b"")
+                live.worker.claim(QUEUE, 60_000)
+            elapsed = (time.perf_counter() - began) * 1000
+            lines.append(f"appendfsync {policy}: {claims} adds and claims in {elapsed:.0f} ms "
+                         "elapsed")
+            if policy == "everysec":
+                live.event(Event.CRASH)
+                kept = live.worker.call("ZCARD", QUEUE.active)
+                lines.append(f"after kill -9, the replay holds {kept} of the {claims} claims")
+            live.close()
+    return Shown(tuple(lines))
+
+
+# -- 5. clocks (the model's) ------------------------------------------------------------------
+
+def clock_ahead(ahead_ms: int = 25_000, lease_ms: int = 30_000, after_ms: int = 10_000) -> Shown:
+    """On the model: worker A claims a lease; `after_ms` later the queue fails over to a host
+    whose clock runs `ahead_ms` ahead; the new process sweeps and claims."""
+    model = ModelExecutor()
+    names = _Names()
+    names(model.run_id)
+    model.add(QUEUE, JOB, b"")
+    _, a, deadline = model.claim(QUEUE, lease_ms)
+    model.advance(after_ms)
+    model.restart()
+    model.advance(ahead_ms)
+    left = deadline - (model.now_ms() - ahead_ms)
+    recovered, _ = model.sweep(QUEUE, 1)
+    claimed = model.claim(QUEUE, lease_ms)
+    then = ("(model) worker B finds nothing to claim: the lease is still A's by the new clock"
+            if claimed is None else
+            f"(model) worker B claims attempt {claimed[1]}: the job runs twice, and the sweep "
+            "counted nothing")
+    return Shown((
+        f"(model) worker A claimed attempt {a}, a lease of {lease_ms // 1000} s",
+        f"(model) {after_ms // 1000} s later, a failover to {names(model.run_id)}, whose clock "
+        f"reads {ahead_ms // 1000} s ahead",
+        f"(model) its sweep: recovered {[plain(j) for j in recovered]}; by the old clock A had "
+        f"{left // 1000} s left",
+        then,
+    ))
+
+
+# -- the decision table -----------------------------------------------------------------------
+
+def model_table() -> Table:
+    """Every scenario of scenarios.SCENARIOS played on the model at max_stalled 1 and 2."""
+    return decision_table(play_all(lambda scenario: ModelStage()))
+
+
+def live_table() -> list:
+    """The same scenarios, each on live servers of its own (tests hold it to model_table)."""
+    return play_all(stage_for)
+
+
+# -- the exercise: a fenced write -------------------------------------------------------------
+
+EXERCISE = "a fenced write, with a newer writer before each command it sends"
+CASES = (
+    # name, highest before, token, written
+    ("the first write", None, 1, True),
+    ("a newer token", 1, 2, True),
+    ("the same token again", 3, 3, True),
+    ("a stale token", 5, 3, False),
+    ("10 after 9", 9, 10, True),
+    ("9 after 10", 10, 9, False),
+)
+STALE, NEWER = 1, 2
+
+
+def _interleaving(server: LabServer, before_send):
+    """A client of `server` that calls before_send() before each packet it sends once
+    connected, pipelines and transactions included (one packet each); what redis-py sends to
+    set a connection up (HELLO, AUTH, CLIENT SETINFO) is not the learner's and is left out."""
+
+    class Interleaving(redis.Connection):
+        connecting = False
+
+        def connect(self):
+            self.connecting = True
+            try:
+                super().connect()
+            finally:
+                self.connecting = False
+
+        def send_packed_command(self, command, check_health=True):
+            if not self.connecting:
+                before_send()
+            super().send_packed_command(command, check_health)
+
+    pool = redis.ConnectionPool(connection_class=Interleaving, host=server.host,
+                                port=server.port, password=server.password)
+    return redis.Redis(connection_pool=pool)
+
+
+class _Sends:
+    """Counts the packets a client sends; runs `newer` just before the one numbered `at`."""
+
+    def __init__(self, at: int | None = None, newer=None) -> None:
+        self.sent, self.at, self.newer = 0, at, newer
+
+    def __call__(self) -> None:
+        if self.sent == self.at:
+            self.newer()
+        self.sent += 1
+
+
+def _state(client: redis.Redis, keys: FenceKeys) -> tuple[str | None, list[str]]:
+    highest = client.get(keys.highest)
+    return (None if highest is None else plain(highest),
+            [plain(e) for e in client.lrange(keys.effects, 0, -1)])
+
+
+def check_fenced_write(attempt, *, live=None) -> Feedback:
+    """Runs the learner's `fenced_write(client, keys, token, effect) -> bool` on the live
+    server: each case of CASES from a store laid out by hand, then, once per command the
+    function sends, a stale write (token 1) with a newer one (token 2) landing just before that
+    command. The store must end as the rule says, and the reply must say whether the effect was
+    written. The model has no Lua, so the checker needs the live server."""
+    match attempts.screen(attempt, (fenced_write,), {"fenced_write", "FENCE_LUA"}):
+        case attempts.NotAFunction():
+            return feedback(EXERCISE, [Finding(WRONG, f"{attempt!r} is not a function: define "
+                                                      "fenced_write(client, keys, token, effect)")])
+        case attempts.Borrowed(name):
+            return feedback(EXERCISE, [Finding(WRONG, f"your function hands the write to the "
+                                                      f"library's {name}: write the comparison "
+                                                      "and the write yourself")])
+    if live is None:
+        return feedback(EXERCISE, [Finding(NOTE, "not checked: the fenced write runs on a real "
+                                                 "server (the model has no Lua); pass "
+                                                 "live=course.live")])
+    server = live.server
+    keys = FenceKeys.of(EXERCISE_QUEUE)
+    admin = redis.Redis.from_url(server.connection_url)
+    findings = []
+    try:
+        sends = [0]
+        for name, highest, token, written in CASES:
+            admin.delete(keys.highest, keys.effects)
+            if highest is not None:
+                admin.set(keys.highest, highest)
+                admin.rpush(keys.effects, f"effect {highest}")
+            before = _state(admin, keys)
+            counting = _Sends()
+            client = _interleaving(server, counting)
+            outcome = attempts.run(attempt, client, keys, token, f"effect {token}")
+            if name == CASES[0][0]:
+                sends[0] = counting.sent
+            client.close()
+            expect = (str(token), before[1] + [f"effect {token}"]) if written else before
+            findings.append(_judge(name, outcome, _state(admin, keys), expect, written, token,
+                                   highest))
+        findings += _interleaved(attempt, server, admin, keys, sends[0])
+    finally:
+        admin.delete(keys.highest, keys.effects)
+        admin.close()
+    if all(f.kind != WRONG for f in findings):
+        findings.insert(0, Finding(RIGHT, f"all {len(CASES)} cases and every interleaving: a "
+                                          "stale writer never wins"))
+    return feedback(EXERCISE, findings)
+
+
+def _judge(name, outcome, state, expect, written, token, highest) -> Finding:
+    case = f"{name}: token {token}" + ("" if highest is None else f" after {highest}")
+    if not isinstance(outcome, attempts.Returned):
+        return Finding(WRONG, f"{case}: your function {_did(outcome)}")
+    if state != expect:
+        should = "written" if written else "refused"
+        return Finding(WRONG, f"{case} should be {should}, leaving highest {expect[0]} and "
+                              f"effects {expect[1]}; the store holds highest {state[0]} and "
+                              f"effects {state[1]}")
+    if outcome.value is not written:
+        return Finding(WRONG, f"{case}: the store is right, but your function returned "
+                              f"{outcome.value!r}, not {written}: a worker reads the reply to "
+                              "know whether to go on")
+    return Finding(NOTE, f"{case}: {'written' if written else 'refused'}, as the rule says")
+
+
+def _did(outcome) -> str:
+    match outcome:
+        case attempts.Raised():
+            return f"raised {outcome.text}"
+        case attempts.TimedOut(limit_s):
+            return f"ran past {limit_s:g} s; restart the kernel if it is still busy"
+    return "did not return"
+
+
+def _interleaved(attempt, server, admin, keys, sends: int) -> list[Finding]:
+    """A stale write (token 1) with the newer one (token 2) landing just before each command
+    the function sends in turn (none for a function that sends none: the cases judged it).
+    The store must end at 2, the stale effect never after the newer one, and the reply must
+    say whether the stale effect landed."""
+    findings = []
+    for step in range(sends):
+        admin.delete(keys.highest, keys.effects)
+        client = _interleaving(server, _Sends(
+            step, lambda: fenced_write(admin, keys, NEWER, f"effect {NEWER}")))
+        outcome = attempts.run(attempt, client, keys, STALE, f"effect {STALE}")
+        client.close()
+        highest, effects = _state(admin, keys)
+        where = f"the newer writer before your command {step + 1} of {sends}"
+        if not isinstance(outcome, attempts.Returned):
+            findings.append(Finding(WRONG, f"{where}: your function {_did(outcome)}"))
+            continue
+        landed = f"effect {STALE}" in effects
+        if highest != str(NEWER) or effects not in ([f"effect {NEWER}"],
+                                                     [f"effect {STALE}", f"effect {NEWER}"]):
+            findings.append(Finding(WRONG, f"{where}: the store ends with highest {highest} and "
+                                           f"effects {effects}: the stale write won. The "
+                                           "comparison and the write must be one step no other "
+                                           "writer can come between"))
+        elif outcome.value is not landed:
+            findings.append(Finding(WRONG, f"{where}: your function returned {outcome.value!r}, "
+                                           f"but its effect {'landed' if landed else 'did not'}"))
+    if not findings and sends:
+        each = "your one command" if sends == 1 else f"each of your {sends} commands"
+        findings.append(Finding(NOTE, f"a newer writer before {each}: the stale write never "
+                                      "won"))
+    return findings
+
+
+# -- the diagnostic question ------------------------------------------------------------------
+
+QUESTION = Question(
+    "A worker's EMQ.EXTEND replies 0 just after the server restarted. What should it do?",
+    [
+        Option("Stop working on the job: its lease is gone, and another worker may hold it.",
+               right=True,
+               why="0 means the lease is not live: the sweep got there first and sent the job "
+                   "back to pending (or another claim holds it). Anything the worker writes "
+                   "now should carry its attempt as a fencing token."),
+        Option("Retry the extension until it replies 1.",
+               misconception="a 0 is a transient error, like a lost connection",
+               why="EMQ.EXTEND answers 0 only when the lease is not live: no retry brings it "
+                   "back, since the job is pending or claimed again with a higher attempt."),
+        Option("Claim the job again with EMQ.CLAIM to get its lease back.",
+               misconception="a claim takes back one's own job",
+               why="EMQ.CLAIM takes the head of pending, whatever job that is, and gives it a "
+                   "new attempt: the old worker would be a second worker of its own job."),
+        Option("Carry on: the sweep counted no stall, so the job is still this worker's.",
+               misconception="an uncounted sweep leaves the lease where it was",
+               why="Exempt only means no stall was counted: the job still went back to "
+                   "pending, and the next claim hands it to someone else."),
+    ],
+)
