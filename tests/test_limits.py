@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 
 from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play  # noqa: E402
 from trafikey_lab.course import limits  # noqa: E402
+from trafikey_lab.live import replicas  # noqa: E402
 from trafikey_lab.live.owned import OwnedServer  # noqa: E402
 from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
 
@@ -133,7 +134,7 @@ def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_di
 
 
 def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(lab, monkeypatch):
-    monkeypatch.setattr(limits, "SYNC_TIMEOUT_S", 0.0)
+    monkeypatch.setattr(replicas, "SYNC_TIMEOUT_S", 0.0)
     started = []
     real_start = LabServer.start
 
@@ -142,8 +143,8 @@ def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(
         return real_start(self)
 
     monkeypatch.setattr(LabServer, "start", spy)
-    with pytest.raises(limits.LabError, match="did not catch up"):
-        with limits.replica_of(lab):
+    with pytest.raises(replicas.LabError, match="did not catch up"):
+        with replicas.replica_of(lab):
             pass
     assert started and not started[0].running and started[0].data_dir is None
 

@@ -2,9 +2,10 @@
 the model of what other queues charge for a restart (`trafikey_lab.restart_costs`), and the
 notebook's exercise, a promotion.
 
-The live parts each start the extra servers they need (a replica through limits.replica_of, an
-append-only server of their own) and stop them, folders removed, however the run ends. Each
-returns a Shown whose lines hold no run_id, port or path, only what was compared.
+The live parts each start the extra servers they need (a replica through
+live.replicas.replica_of, an append-only server of their own) and stop them, folders removed,
+however the run ends. Each returns a Shown whose lines hold no run_id, port or path, only what
+was compared.
 """
 
 import tempfile
@@ -18,19 +19,13 @@ from trafikey_lab.course.feedback import (
     Finding,
     feedback,
 )
-from trafikey_lab.course.limits import (
-    Shown,
-    failback,
-    failed_over,
-    promoted_replica,
-    replica_of,
-    unavailable,
-)
+from trafikey_lab.course.limits import Shown, failback, promoted_replica, unavailable
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import JOB, LEASE_MS
 from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.owned import OwnedServer, owner_secret
+from trafikey_lab.live.replicas import failed_over, replica_of
 from trafikey_lab.live.server import LabServer, client_of
 from trafikey_lab.plots.dead_letters import plot_dead_letters
 from trafikey_lab.restart_costs import dead_letter_table, restart_dead_letters

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import redis
 
-from trafikey_lab.course.limits import failed_over, replica_of
 from trafikey_lab.errors import LabError
 from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.owned import OwnedServer
+from trafikey_lab.live.replicas import failed_over, replica_of
 from trafikey_lab.live.server import LabServer, client_of
 from trafikey_lab.scenarios import Event, Stage
 
