@@ -21,8 +21,10 @@ def wrapping() -> widgets.HTML:
     a label on one line clipped to one line's height, by CSS that no Layout or style trait
     reaches: without this, a status line saying what a live run found ran past the widget's
     edge. Being a widget, it reaches JupyterLab, Voila and a stored page alike."""
+    # both spellings of ipywidgets' classes: its views still add the older ones
     return widgets.HTML(
-        f"<style>.jupyter-widget-vbox > .jupyter-widget-label.{WRAPS} {{white-space: normal; "
+        f"<style>.widget-vbox > .widget-label.{WRAPS}, "
+        f".jupyter-widget-vbox > .jupyter-widget-label.{WRAPS} {{white-space: normal; "
         "height: auto; overflow: visible; overflow-wrap: anywhere}</style>",
         layout=widgets.Layout(display="none"))
 
