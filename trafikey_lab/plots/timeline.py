@@ -85,8 +85,10 @@ def timeline_svg(trace: Trace) -> str:
             fig.text(left, SVG_SERVER_TOP + SVG_SERVER_HEIGHT + 14, f"process {k + 1}",
                      size=SVG_FONT, class_="band-label", data_process=k + 1)
         else:
+            # a white halo, so that the hatching behind the text does not cross it
             fig.text((left + right) / 2, middle, label, "middle", SVG_FONT,
-                     class_="band-label", data_process=k + 1)
+                     class_="band-label", data_process=k + 1, stroke="white",
+                     stroke_width=3, paint_order="stroke")
 
     for i, step in enumerate(steps):
         if step.action == "restart":
