@@ -4,6 +4,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import xml.etree.ElementTree as ET  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
@@ -12,12 +14,14 @@ from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
 from trafikey_lab.course.limits import SCRIPTED_EXTENSION  # noqa: E402
 from trafikey_lab.plots.alt import alt_text as figure_alt  # noqa: E402
 from trafikey_lab.plots.alt import bundle  # noqa: E402
+from trafikey_lab.plots.svg import text_width  # noqa: E402
 from trafikey_lab.plots.timeline import (  # noqa: E402
     FIGSIZE,
     OKABE_ITO,
     alt_text,
     draw_timeline,
     process_colour,
+    timeline_svg,
 )
 
 
@@ -150,3 +154,70 @@ def test_the_alt_text_names_processes_by_number_never_by_run_id(live):
     assert "finds the stamp of process 1 and runs in process 2: exempt" in text
     for run_id in trace.run_ids:
         assert run_id not in text and f"{run_id[:4]}…{run_id[-4:]}" not in text
+
+
+# -- the same timeline as SVG text, as the history player shows it -----------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def svg_of(history, max_stalled=1):
+    trace = play(history, max_stalled, ModelExecutor())
+    return trace, ET.fromstring(timeline_svg(trace))
+
+
+def marks(figure, kind):
+    return [e for e in figure.iter() if kind in (e.get("class") or "").split()]
+
+
+def words(figure, kind):
+    return [e.text for e in marks(figure, kind)]
+
+
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_the_svg_is_an_image_titled_by_the_history_and_described_by_its_alt_text(history):
+    trace, figure = svg_of(history, 2)
+    assert figure.get("role") == "img"
+    title, desc = figure.find(f"{SVG}title"), figure.find(f"{SVG}desc")
+    assert figure.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
+    assert title.text == f"Timeline of one lease: {trace.history.title} · max_stalled 2 · model"
+    assert desc.text == alt_text(trace)
+
+
+def test_the_svg_has_one_band_per_process_each_label_inside_its_band():
+    _, figure = svg_of("restarted")
+    bands = marks(figure, "band")
+    assert [b.get("data-process") for b in bands] == ["1", "2"]
+    assert words(figure, "band-label") == ["process 1 · run_id 3f2c…0812",
+                                           "process 2 · run_id 0000…0000"]
+    for band, label in zip(bands, marks(figure, "band-label"), strict=True):
+        width = text_width(label.text, float(label.get("font-size")))
+        left, right = float(band.get("x")), float(band.get("x")) + float(band.get("width"))
+        assert left <= float(label.get("x")) - width / 2
+        assert float(label.get("x")) + width / 2 <= right
+    # the later process is hatched as well as coloured
+    assert [h.get("data-process") for h in marks(figure, "band-hatch")] == ["2"]
+    assert words(figure, "restart-label") == ["restart"]
+
+
+def test_the_svg_marks_each_grant_filled_in_its_process_colour_or_hollow_for_a_script():
+    _, extended = svg_of("extended")
+    grants = marks(extended, "grant")
+    assert [g.get("fill") for g in grants] == [process_colour(0), process_colour(1)]
+    assert words(extended, "grant-label") == ["stamp 3f2c…0812", "stamp 0000…0000"]
+    _, upgrade = svg_of("upgrade")
+    assert [(g.get("class"), g.get("fill")) for g in marks(upgrade, "grant")] == [
+        ("grant hollow", "white")]
+    assert words(upgrade, "grant-label") == ["no stamp"]
+
+
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_the_svg_sweep_says_its_reading_and_outcome_by_words_shape_and_colour(history):
+    trace, figure = svg_of(history)
+    assert words(figure, "sweep-label") == [f"sweep: {trace.reading} → {trace.outcome}"]
+    (sweep,) = marks(figure, "sweep")
+    shape = "polygon" if trace.exempt else "rect"  # a diamond, or a square
+    colour = OKABE_ITO["bluish green" if trace.exempt else "vermillion"]
+    assert (sweep.tag, sweep.get("fill")) == (f"{SVG}{shape}", colour)
+    assert len(marks(figure, "deadline")) == 2  # the two strokes of an x
+    assert words(figure, "tick-label") == [s.action.replace("_", " ") for s in trace.steps]

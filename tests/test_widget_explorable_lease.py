@@ -1,19 +1,18 @@
 """ExplorableLease driven as a learner would: set a field, read what it shows; press Run live."""
 
-import matplotlib
+import html
+import xml.etree.ElementTree as ET
 
-matplotlib.use("Agg")
+import pytest
 
-import html  # noqa: E402
+from trafikey_lab import schedule as S
+from trafikey_lab.histories import JOB
+from trafikey_lab.live.executor import LiveExecutor
+from trafikey_lab.plots.schedule_timeline import alt_text
+from trafikey_lab.traces import QUEUE
+from trafikey_lab.widgets.explorable_lease import ExplorableLease
 
-import pytest  # noqa: E402
-
-from trafikey_lab import schedule as S  # noqa: E402
-from trafikey_lab.histories import JOB  # noqa: E402
-from trafikey_lab.live.executor import LiveExecutor  # noqa: E402
-from trafikey_lab.plots.alt import alt_text  # noqa: E402
-from trafikey_lab.traces import QUEUE  # noqa: E402
-from trafikey_lab.widgets.explorable_lease import ExplorableLease  # noqa: E402
+SVG = "{http://www.w3.org/2000/svg}"
 
 ROW = (QUEUE.prefix + JOB).decode()
 
@@ -27,8 +26,8 @@ def shown(widget):
     return html.unescape(widget.sentence.value), html.unescape(widget.reading_outcome.value)
 
 
-def png(widget):
-    return widget.figure.outputs[0]["data"]["image/png"]
+def svg(widget) -> ET.Element:
+    return ET.fromstring(widget.figure.value)
 
 
 @pytest.mark.parametrize("key", S.PRESETS)
@@ -61,11 +60,13 @@ def test_moving_the_sweep_across_the_deadline_flips_reading_and_outcome_at_the_m
     widget.fields["sweep_at_ms"].value = 999
     assert "not read → untouched" in shown(widget)[1]
     assert "none (it finds no expired lease)" in shown(widget)[1]
-    before = png(widget)
+    before = widget.figure.value
     widget.fields["sweep_at_ms"].value = 1000
     assert "counted → dead" in shown(widget)[1]
     assert f"HSET {ROW} state dead stalled 1" in shown(widget)[1]
-    assert png(widget) != before
+    assert widget.figure.value != before
+    (label,) = (t for t in svg(widget).iter(f"{SVG}text") if t.get("class") == "sweep-label")
+    assert label.text == "sweep 1000 ms: counted → dead"
     assert "swept it at 1000 ms" in shown(widget)[0]
 
 
@@ -115,12 +116,13 @@ def test_every_control_has_a_label_and_the_figure_says_what_it_shows(widget):
     for control in (widget.preset, widget.claim, widget.worker, widget.restarts,
                     *widget.fields.values()):
         assert control.description
-    output = widget.figure.outputs[0]
-    alt = output["metadata"]["image/png"]["alt"]
+    figure = svg(widget)
+    assert figure.get("role") == "img"
+    desc = figure.find(f"{SVG}desc").text
     told = S.sentence(widget.schedule)
-    assert f"{told[0].upper()}{told[1:]}." in alt and alt.startswith("Timeline to scale")
-    assert f'alt="{html.escape(alt, quote=True)}"' in output["data"]["text/html"]
-    assert alt == alt_text(widget._figure)
+    assert f"{told[0].upper()}{told[1:]}." in desc and desc.startswith("Timeline to scale")
+    assert desc == alt_text(widget.schedule, widget.decision)
+    assert "max_stalled 1" in figure.find(f"{SVG}title").text
 
 
 def test_a_field_out_of_bounds_is_held_at_its_bound(widget):

@@ -411,34 +411,34 @@ def figure(curve, goals, pings, path):
 
 
 EXPLORABLE_MOVES = 60
+EXPLORABLE_GOAL_MS = 5
+"""One move's update, at most (issue 28): held to the p90, so that most moves meet it."""
 
 
 def explorable_updates():
     """The explorable lease's update after one move of a field, as a learner makes it: the
-    rule, the model's read pass for the writes, the redraw and the PNG. Each field in turn
-    moves one step, so the schedule and the figure change every time."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    rule and its sentence, the model's read pass for the writes, and the SVG drawn. Each field
+    in turn moves one step, so the schedule and the figure change every time."""
     from trafikey_lab import schedule as S
     from trafikey_lab.widgets.explorable_lease import ExplorableLease
 
     widget = ExplorableLease()
-    widget.update()  # the first drawing loads fonts; a learner's first move does not pay it
+    widget.update()  # a learner's first move does not pay for the first drawing's imports
     names = list(widget.fields)[:5]
-    totals, rules = [], []
+    totals, cpu, rules = [], [], []
     for i in range(EXPLORABLE_MOVES):
         field = widget.fields[names[i % len(names)]]
-        start = time.perf_counter()
+        start, used = time.perf_counter(), time.process_time()
         field.value = field.value + field.step * (1 if i % 10 < 5 else -1)
         totals.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - used) * 1000)
         start = time.perf_counter()
         S.sentence(widget.schedule, S.decide(widget.schedule))
         rules.append((time.perf_counter() - start) * 1000)
     ordered = sorted(totals)
     return {"moves": len(totals), "median": statistics.median(totals),
             "p90": ordered[int(len(ordered) * 0.9)], "max": ordered[-1],
-            "rule": statistics.median(rules)}
+            "cpu p90": sorted(cpu)[int(len(cpu) * 0.9)], "rule": statistics.median(rules)}
 
 
 def where_the_time_goes(profile):
@@ -630,12 +630,16 @@ def report(machine, goals, curve, claims, pings, history, explorable, took, figu
         "",
         f"{e['moves']} moves, each field of the time axis in turn by one step, on the model in",
         "this process (no kernel or browser round trip): the rule and its sentence, the model's",
-        "read pass for the writes, the figure redrawn and its PNG. Goal: median under 50 ms.",
+        "read pass for the writes, the timeline drawn as SVG text. Goal: at most 5 ms a move.",
+        "On a busy machine the wall clock also counts the time this process waited for a core;",
+        "the CPU time a move used is beside it.",
         "",
-        "| median ms | p90 ms | max ms | of which the rule and sentence, ms | goal < 50 ms |",
-        "|---:|---:|---:|---:|---|",
-        f"| {e['median']:.1f} | {e['p90']:.1f} | {e['max']:.1f} | {e['rule']:.3f} | "
-        f"{'meets' if e['median'] < 50 else 'misses'} |",
+        "| median ms | p90 ms | max ms | CPU p90 ms | of which the rule and sentence, ms "
+        "| goal ≤ 5 ms |",
+        "|---:|---:|---:|---:|---:|---|",
+        f"| {e['median']:.2f} | {e['p90']:.2f} | {e['max']:.2f} | {e['cpu p90']:.2f} | "
+        f"{e['rule']:.3f} | "
+        f"{'meets' if e['p90'] <= EXPLORABLE_GOAL_MS else 'misses'} (p90) |",
     ]
     lines.append("")
     return "\n".join(lines)

@@ -71,6 +71,7 @@ def test_run_live_agrees_with_the_model_for_each_history_and_budget(lease, histo
     assert f"exempt = {str(not counted).lower()}" in status
     assert f", {'dead' if counted and max_stalled == 1 else 'recovered'};" in status
     expect(lease.run_live).to_be_enabled()
+    lease.wraps_status()
 
 
 def test_a_second_quick_press_of_run_live_does_not_break_the_first(notebook, lease):

@@ -96,6 +96,9 @@ class LeaseAcrossRestartView:
         expect(self.status).to_contain_text(AGREE, timeout=LIVE_TIMEOUT)
         return self.status.inner_text()
 
+    def wraps_status(self) -> None:
+        status_wraps(self.status)
+
 
 class ExplorableLeaseView:
     """The ExplorableLease: its number fields by their labels, the figure, the sentence, and
@@ -107,7 +110,7 @@ class ExplorableLeaseView:
             has=page.get_by_role("button", name="Run live at this timing")), "ExplorableLease")
         self.run_live = self.root.get_by_role("button", name="Run live at this timing")
         self.sentence = self.root.locator(".widget-html-content p b")
-        self.figure = self.root.locator("img")
+        self.figure = self.root.locator('svg[role="img"]')
         self.status = _one(self.root.locator(".widget-button + .widget-label"),
                            "status line under Run live at this timing")
 
@@ -120,3 +123,32 @@ class ExplorableLeaseView:
     def wait_for_agreement(self) -> str:
         expect(self.status).to_contain_text(AGREE, timeout=LIVE_TIMEOUT)
         return self.status.inner_text()
+
+    def wraps_status(self) -> None:
+        status_wraps(self.status)
+
+
+STATUS_FITS = """(node) => {
+  const box = node.closest('.jp-OutputArea-output').getBoundingClientRect();
+  const line = node.getBoundingClientRect();
+  return {right: line.right, edge: box.right, scroll: node.scrollWidth, width: node.clientWidth,
+          height: line.height, lineHeight: parseFloat(getComputedStyle(node).lineHeight)};
+}"""
+
+
+def status_wraps(status: Locator) -> None:
+    """The status line wraps inside the widget, measured in a page narrower than its text:
+    its box ends before the output area's right edge, nothing of it is scrolled out of view,
+    and it takes more than one line."""
+    page = status.page
+    size = page.viewport_size
+    assert size is not None
+    page.set_viewport_size({"width": 640, "height": size["height"]})
+    try:
+        status.scroll_into_view_if_needed()
+        seen = status.evaluate(STATUS_FITS)
+    finally:
+        page.set_viewport_size(size)
+    assert seen["right"] <= seen["edge"] + 0.5, seen
+    assert seen["scroll"] <= seen["width"] + 1, seen
+    assert seen["height"] > 1.5 * seen["lineHeight"], seen

@@ -7,13 +7,16 @@ lease below (its grant and extensions, each marked with the stamp it wrote, its 
 the sweep's reading and outcome). The figure carries alt text (`alt_text`) that tells the same
 story in words, its processes named by number so that a live run_id never reaches a stored
 notebook.
+
+Drawn two ways: `timeline_svg`, the SVG text the history player redraws on every choice (in any
+page, the book's own Python included, which has no matplotlib), and `draw_timeline`, the
+matplotlib figure of the notebooks' static cells. Only the second needs matplotlib, so it
+imports it itself: importing this module does not.
 """
 
-import matplotlib.pyplot as plt
-
 from trafikey_lab.histories import GRANTS, Trace
-from trafikey_lab.plots.alt import describe
 from trafikey_lab.plots.palette import OKABE_ITO
+from trafikey_lab.plots.svg import DIAGONAL_HATCH, Drawing, fitting
 from trafikey_lab.text import reply, short
 
 FIGSIZE = (8.0, 2.8)
@@ -33,10 +36,127 @@ def process_colour(index: int) -> str:
     return OKABE_ITO[PROCESS_COLOURS[index % len(PROCESS_COLOURS)]]
 
 
+SVG_WIDTH, SVG_HEIGHT = 720, 206
+SVG_LEFT, SVG_RIGHT = 56, 12
+SVG_SERVER_TOP, SVG_SERVER_HEIGHT = 46, 30
+SVG_LEASE_Y = 118
+SVG_FONT = 11
+PAD = 4
+"""Between a band's edge and its label."""
+
+
+def title(trace: Trace) -> str:
+    return f"{trace.history.title} · max_stalled {trace.max_stalled} · {trace.executor}"
+
+
+def timeline_svg(trace: Trace) -> str:
+    """The trace as one `<svg role="img">`: what `draw_timeline` draws, as SVG text. Its title
+    names the history, its description is `alt_text`."""
+    steps = trace.steps
+    processes = list(trace.run_ids)
+    n = len(steps)
+    slot = (SVG_WIDTH - SVG_LEFT - SVG_RIGHT) / n
+
+    def x(position: float) -> float:
+        return SVG_LEFT + (position + 0.5) * slot
+
+    fig = Drawing(SVG_WIDTH, SVG_HEIGHT, f"Timeline of one lease: {title(trace)}",
+                  alt_text(trace))
+    fig.text(SVG_WIDTH / 2, 14, title(trace), "middle", class_="title")
+    middle = SVG_SERVER_TOP + SVG_SERVER_HEIGHT / 2 + 4
+    fig.text(SVG_LEFT - 12, middle, "server", "end", SVG_FONT, class_="lane")
+    fig.text(SVG_LEFT - 12, SVG_LEASE_Y + 4, "lease", "end", SVG_FONT, class_="lane")
+
+    # one band per process, from the step it first served to the step before the next one
+    starts = [next(i for i, s in enumerate(steps) if s.run_id == rid) for rid in processes]
+    edges = [-0.5, *starts[1:], n - 0.5]
+    for k, rid in enumerate(processes):
+        left, right = x(edges[k]), x(edges[k + 1])
+        fill = process_colour(k)
+        fig.rect(left, SVG_SERVER_TOP, right - left, SVG_SERVER_HEIGHT, fill=fill,
+                 fill_opacity="0.45", stroke="black", class_="band", data_process=k + 1)
+        if k:  # a later process is hatched as well as coloured
+            fig.rect(left, SVG_SERVER_TOP, right - left, SVG_SERVER_HEIGHT,
+                     fill=fig.hatch("later", DIAGONAL_HATCH), stroke="black",
+                     class_="band-hatch", data_process=k + 1)
+        label = fitting((f"process {k + 1} · run_id {short(rid)}", f"process {k + 1}",
+                         f"p{k + 1}"), right - left - 2 * PAD, SVG_FONT)
+        if label is None:
+            fig.text(left, SVG_SERVER_TOP + SVG_SERVER_HEIGHT + 14, f"process {k + 1}",
+                     size=SVG_FONT, class_="band-label", data_process=k + 1)
+        else:
+            # a white halo, so that the hatching behind the text does not cross it
+            fig.text((left + right) / 2, middle, label, "middle", SVG_FONT,
+                     class_="band-label", data_process=k + 1, stroke="white",
+                     stroke_width=3, paint_order="stroke")
+
+    for i, step in enumerate(steps):
+        if step.action == "restart":
+            fig.line(x(i), SVG_SERVER_TOP - 4, x(i), SVG_LEASE_Y + 30, stroke="black",
+                     stroke_width=1.2, stroke_dasharray="5 3", class_="restart")
+            fig.text(x(i), SVG_SERVER_TOP - 8, "restart", "middle", SVG_FONT,
+                     class_="restart-label")
+
+    grant = next(i for i, s in enumerate(steps) if s.action in GRANTS)
+    expire = next(i for i, s in enumerate(steps) if s.action == "expire")
+    fig.line(x(grant), SVG_LEASE_Y, x(expire), SVG_LEASE_Y, stroke="black", stroke_width=2,
+             class_="lease")
+    below = SVG_LEASE_Y + 24
+    for i, step in enumerate(steps):
+        if step.action not in GRANTS:
+            continue
+        stamp = step.row.get(b"lease_epoch")
+        if step.action in SCRIPTED or stamp is None:
+            fig.circle(x(i), SVG_LEASE_Y, 7, fill="white", stroke="black", stroke_width=1.5,
+                       class_="grant hollow")
+            text = "no stamp" if stamp is None else f"no new stamp ({short(stamp)} stays)"
+        else:
+            owner = processes.index(stamp.decode()) if stamp.decode() in processes else None
+            fill = process_colour(owner) if owner is not None else OKABE_ITO["black"]
+            fig.circle(x(i), SVG_LEASE_Y, 7, fill=fill, stroke="black", stroke_width=1.5,
+                       class_="grant stamped")
+            text = f"stamp {short(stamp)}"
+        fig.text(x(i), below, text, "middle", SVG_FONT, class_="grant-label")
+
+    at = x(expire)
+    fig.line(at - 6, SVG_LEASE_Y - 6, at + 6, SVG_LEASE_Y + 6, stroke="black", stroke_width=2.5,
+             class_="deadline")
+    fig.line(at - 6, SVG_LEASE_Y + 6, at + 6, SVG_LEASE_Y - 6, stroke="black", stroke_width=2.5,
+             class_="deadline")
+    fig.text(at, below, "deadline", "middle", SVG_FONT, class_="deadline-label")
+
+    # the verdict by shape as well as colour: a diamond for exempt, a square for counted
+    at = x(n - 1)
+    fill = OKABE_ITO[EXEMPT_COLOUR if trace.exempt else COUNTED_COLOUR]
+    if trace.exempt:
+        fig.polygon([(at, SVG_LEASE_Y - 8), (at + 8, SVG_LEASE_Y), (at, SVG_LEASE_Y + 8),
+                     (at - 8, SVG_LEASE_Y)], fill=fill, stroke="black", class_="sweep exempt")
+    else:
+        fig.rect(at - 7, SVG_LEASE_Y - 7, 14, 14, fill=fill, stroke="black",
+                 class_="sweep counted")
+    fig.text(at + 8, SVG_LEASE_Y - 14, f"sweep: {trace.reading} → {trace.outcome}", "end",
+             SVG_FONT, class_="sweep-label")
+
+    axis = SVG_LEASE_Y + 36
+    fig.line(SVG_LEFT, axis, SVG_WIDTH - SVG_RIGHT, axis, stroke="black", class_="axis")
+    for i, step in enumerate(steps):
+        fig.line(x(i), axis, x(i), axis + 4, stroke="black", class_="tick")
+        fig.text(x(i), axis + 17, step.action.replace("_", " "), "middle", SVG_FONT,
+                 class_="tick-label")
+    fig.text((SVG_LEFT + SVG_WIDTH - SVG_RIGHT) / 2, axis + 36,
+             "the history's steps, in order (not to scale in time)", "middle", SVG_FONT,
+             class_="axis-label")
+    return fig.svg()
+
+
 def draw_timeline(trace: Trace, ax=None) -> dict:
     """Draws the trace on ax (a new fixed-size figure when None) and returns the artists:
     bands, band_labels, restarts, lease, stamps, stamp_labels, deadline, sweep, sweep_label,
     with figure and ax."""
+    import matplotlib.pyplot as plt
+
+    from trafikey_lab.plots.alt import describe
+
     if ax is None:
         _, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     steps = trace.steps
@@ -105,8 +225,7 @@ def draw_timeline(trace: Trace, ax=None) -> dict:
     ax.set_xticks(range(n), [s.action.replace("_", " ") for s in steps], fontsize=8)
     ax.set_xlabel("the history's steps, in order (not to scale in time)", fontsize=8)
     ax.set_yticks([LEASE_Y, SERVER_Y], ["lease", "server"])
-    ax.set_title(f"{trace.history.title} · max_stalled {trace.max_stalled} · {trace.executor}",
-                 fontsize=9)
+    ax.set_title(title(trace), fontsize=9)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     describe(ax.figure, alt_text(trace))

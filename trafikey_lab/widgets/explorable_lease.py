@@ -1,8 +1,9 @@
 """An explorable lease: move the claim's lease, the worker, the restart and the sweep in
 milliseconds, see at once what the sweep decides and why, then replay that timing live.
 
-The rule is `schedule.decide` and the drawing `plots.schedule_timeline`; this class only lays
-them out. The controls are labelled number fields that answer as they change: the arrow keys
+The rule is `schedule.decide` and the drawing `plots.schedule_timeline` (SVG text, in an HTML
+widget: no matplotlib, so that the book's own Python runs it too); this class only lays them
+out. The controls are labelled number fields that answer as they change: the arrow keys
 and the field's spin buttons move them by a step (10 ms for a time, 1 for a count), and any
 value can be typed. (An
 ipywidgets slider gives its handle no accessible name, so a screen reader could not tell one
@@ -12,17 +13,15 @@ slider from another.)
 import html
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 
 from trafikey_lab import schedule as S
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.histories import Trace
-from trafikey_lab.plots.alt import output
-from trafikey_lab.plots.schedule_timeline import DPI, FIGSIZE, draw_schedule
+from trafikey_lab.plots.schedule_timeline import schedule_svg
 from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table
 from trafikey_lab.traces import AGREE, QUEUE, comparison_rows, describe_write
-from trafikey_lab.widgets.base import LABELS, Widget
+from trafikey_lab.widgets.base import LABELS, Widget, status_line, wrapping
 from trafikey_lab.widgets.live_run import LiveRun
 
 OWN, OWN_TITLE = "own", "your own schedule"
@@ -78,22 +77,19 @@ class ExplorableLease(Widget):
             self.fields[name] = widgets.BoundedIntText(
                 min=low, max=high, step=step, description=DESCRIPTIONS[name], style=LABELS,
                 continuous_update=True, layout=widgets.Layout(width="210px"))
-        self.figure = widgets.Output(layout=widgets.Layout(min_height="210px"))
+        self.figure = widgets.HTML(layout=widgets.Layout(min_height="210px"))
         self.sentence = widgets.HTML()
         self.reading_outcome = widgets.HTML()
         self.counterfactual = widgets.HTML()
         self.run_live = widgets.Button(description="Run live at this timing", icon="play",
                                        tooltip="replay this schedule on the live server",
                                        layout=widgets.Layout(width="max-content"))
-        self.status = widgets.Label()
+        self.status = status_line()
         self.replay = widgets.HTML()
         self.comparison = widgets.HTML()
         self.decision: S.Decision | None = None
         self.live_trace: Trace | None = None
         self.plan: S.LivePlan | None = None
-        self._figure, self._ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
-        self._figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.92)
-        plt.close(self._figure)
         self._quiet = False
         self._one_run = LiveRun(self.run_live, self.status,
                                 "press Run live at this timing to replay this schedule again")
@@ -110,7 +106,7 @@ class ExplorableLease(Widget):
             widgets.HBox([self.restarts, f["restart_at_ms"], f["restart_ms"]]),
             widgets.HBox([f["sweep_at_ms"], f["max_stalled"], f["stalled_before"]]),
             self.figure, self.sentence, self.reading_outcome, self.counterfactual,
-            self.run_live, self.status, self.replay, self.comparison,
+            self.run_live, self.status, self.replay, self.comparison, wrapping(),
         )
         self.show(S.PRESETS[preset][1])
 
@@ -152,10 +148,7 @@ class ExplorableLease(Widget):
         self._name_preset(schedule)
         for name in ("restart_at_ms", "restart_ms"):
             self.fields[name].disabled = not schedule.restarts
-        self._ax.clear()
-        drawn = draw_schedule(schedule, d, self._ax)
-        # not tight: one drawing pass instead of two, on every move of a field
-        self.figure.outputs = (output(drawn["figure"], tight=False),)
+        self.figure.value = schedule_svg(schedule, d)
         self.sentence.value = f"<p><b>{html.escape(_capital(S.sentence(schedule, d)))}.</b></p>"
         self.reading_outcome.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
                               f"<b>The sweep's writes:</b> {self._writes(schedule)}")

@@ -8,12 +8,10 @@ play, the counterfactual, the comparison rows) is in `trafikey_lab.traces`.
 import html
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, reading_line
-from trafikey_lab.plots.alt import output
-from trafikey_lab.plots.timeline import draw_timeline
+from trafikey_lab.plots.timeline import timeline_svg
 from trafikey_lab.table import Table
 from trafikey_lab.traces import (
     AGREE,
@@ -24,14 +22,12 @@ from trafikey_lab.traces import (
     describe_write,
     play_on_model,
 )
-from trafikey_lab.widgets.base import LABELS, Widget
+from trafikey_lab.widgets.base import LABELS, Widget, status_line, wrapping
 from trafikey_lab.widgets.live_run import LiveRun
 
 
 def _list(items) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in items) + "</ul>"
-
-
 
 
 def progress_html(done: int, count: int) -> str:
@@ -46,7 +42,7 @@ class LeaseAcrossRestart(Widget):
 
     live is the executor the button plays on (course.live in the notebooks); None shows why
     nothing can run live. Controls: history, max_stalled (both drop-downs: an ipywidgets
-    slider gives its handle no accessible name), run_live; outputs: figure (an Output),
+    slider gives its handle no accessible name), run_live; outputs: figure (SVG in an HTML),
     reading, writes, why, counterfactual, progress (steps done of steps, drawn as a native
     progress bar), status, comparison.
     """
@@ -60,7 +56,8 @@ class LeaseAcrossRestart(Widget):
         self.max_stalled = widgets.Dropdown(
             options=[(str(n), n) for n in MAX_STALLED], value=1, description="max_stalled",
             style=LABELS)
-        self.figure = widgets.Output(layout=widgets.Layout(min_height="290px"))
+        # SVG text in an HTML widget: no matplotlib, so that the book's own Python runs it too
+        self.figure = widgets.HTML(layout=widgets.Layout(min_height="210px"))
         self.reading = widgets.HTML()
         self.writes = widgets.HTML()
         self.why = widgets.HTML()
@@ -70,10 +67,9 @@ class LeaseAcrossRestart(Widget):
         self.steps_done = 0
         self.step_count = 1
         self.progress = widgets.HTML(progress_html(0, 1))
-        self.status = widgets.Label()
+        self.status = status_line()
         self.comparison = widgets.HTML()
         self.live_trace: Trace | None = None
-        self.drawn: dict | None = None
         self._one_run = LiveRun(self.run_live, self.status,
                                 "press Run live to play this history again")
 
@@ -86,6 +82,7 @@ class LeaseAcrossRestart(Widget):
             widgets.HBox([self.run_live, self.progress]),
             self.status,
             self.comparison,
+            wrapping(),
         )
         self.update()
 
@@ -96,9 +93,7 @@ class LeaseAcrossRestart(Widget):
         """Plays the chosen history on the model and writes every output from its trace."""
         trace, plan = play_on_model(self.history.value, self.max_stalled.value, self.queue)
         self.trace, self.plan = trace, plan
-        self.drawn = draw_timeline(trace)
-        self.figure.outputs = (output(self.drawn["figure"]),)
-        plt.close(self.drawn["figure"])
+        self.figure.value = timeline_svg(trace)
         self.reading.value = f"<code>{html.escape(reading_line(trace))}</code>"
         (member,) = plan
         self.writes.value = (
