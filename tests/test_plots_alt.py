@@ -21,14 +21,14 @@ def fig():
     plt.close(figure)
 
 
-def test_a_bundle_carries_the_png_the_img_with_escaped_alt_and_the_sentence(fig):
+def test_the_img_carries_the_png_and_the_escaped_sentence(fig):
     alt.describe(fig, 'A line   falling from 1 to 0, "steeply" & <fast>.')
-    data, metadata = alt.bundle(fig)
-    sentence = 'A line falling from 1 to 0, "steeply" & <fast>.'
-    assert data["text/plain"] == sentence == metadata["image/png"]["alt"]
-    assert base64.b64decode(data["image/png"]).startswith(b"\x89PNG")
-    assert 'alt="A line falling from 1 to 0, &quot;steeply&quot; &amp; &lt;fast&gt;."' in data["text/html"]
-    assert data["text/html"].startswith(f'<img src="data:image/png;base64,{data["image/png"]}"')
+    assert alt.alt_text(fig) == 'A line falling from 1 to 0, "steeply" & <fast>.'
+    png = alt.png_base64(fig)
+    assert base64.b64decode(png).startswith(b"\x89PNG")
+    img = alt.img_html(fig, png)
+    assert 'alt="A line falling from 1 to 0, &quot;steeply&quot; &amp; &lt;fast&gt;."' in img
+    assert img.startswith(f'<img src="data:image/png;base64,{png}"')
 
 
 def test_an_empty_alt_text_is_refused(fig):

@@ -13,7 +13,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
 from trafikey_lab.course.limits import SCRIPTED_EXTENSION  # noqa: E402
 from trafikey_lab.plots.alt import alt_text as figure_alt  # noqa: E402
-from trafikey_lab.plots.alt import bundle  # noqa: E402
+from trafikey_lab.plots.alt import img_html  # noqa: E402
 from trafikey_lab.plots.svg import text_width  # noqa: E402
 from trafikey_lab.plots.timeline import (  # noqa: E402
     FIGSIZE,
@@ -124,8 +124,7 @@ def test_the_figure_carries_alt_text_built_from_the_trace_it_draws(history):
     assert text.startswith(f'Timeline of one lease, "{trace.history.title}", max_stalled 2, '
                            "played on the model.")
     assert text.endswith(f": {trace.reading}, so the job is {trace.outcome}.")
-    data, _ = bundle(d["figure"])
-    assert data["text/plain"] == text and 'alt="Timeline of one lease' in data["text/html"]
+    assert 'alt="Timeline of one lease' in img_html(d["figure"])
 
 
 def test_the_alt_text_tells_each_step_and_which_process_each_stamp_names():

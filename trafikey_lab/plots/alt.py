@@ -4,8 +4,8 @@ notebook's text) hears what a figure shows instead of matplotlib's "<Figure size
 A plot function calls describe(fig, sentence) with a sentence built from what it drew. The
 notebooks' setup call installs two display formatters, so that a described figure shows as an
 <img alt="..."> (JupyterLab's own image renderer writes no alt attribute; its HTML renderer
-keeps ours) and its text/plain is the sentence. Widgets that put a figure into an Output widget
-use bundle(fig) for the same representation.
+keeps ours) and its text/plain is the sentence. The widgets' moving timelines are SVG with a
+title and a description of their own (plots/svg.py), not figures.
 """
 
 import base64
@@ -38,12 +38,10 @@ def required_alt_text(fig: Figure) -> str:
     return alt
 
 
-def png_base64(fig: Figure, tight: bool = True) -> str:
-    """The figure as the inline backend draws it (tight bounding box), base64-encoded. Not
-    tight: as laid out, in one drawing pass instead of two (for a figure redrawn on every move
-    of a control)."""
+def png_base64(fig: Figure) -> str:
+    """The figure as the inline backend draws it (tight bounding box), base64-encoded."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight" if tight else None)
+    fig.savefig(buffer, format="png", bbox_inches="tight")
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -51,28 +49,6 @@ def img_html(fig: Figure, png: str | None = None) -> str:
     alt = required_alt_text(fig)
     return (f'<img src="data:image/png;base64,{png or png_base64(fig)}" '
             f'alt="{html.escape(alt, quote=True)}" style="max-width: 100%">')
-
-
-def bundle(fig: Figure, tight: bool = True) -> tuple[dict, dict]:
-    """(data, metadata) for IPython.display.display(data, raw=True, metadata=metadata): the
-    PNG, the <img> with its alt text, and the alt text as text/plain."""
-    png = png_base64(fig, tight)
-    alt = alt_text(fig) or ""
-    data = {"image/png": png, "text/html": img_html(fig, png), "text/plain": alt}
-    return data, {"image/png": {"alt": alt}}
-
-
-def output(fig: Figure, tight: bool = True) -> dict:
-    """The figure as one display_data output for an Output widget's `outputs`: the PNG, and an
-    <img> with the figure's alt text, which JupyterLab shows in its place (`bundle`).
-
-    Setting `outputs` changes the widget's state and nothing else. Drawing inside `with
-    output:` instead tags the kernel's messages with the widget's msg_id, and under Voila the
-    server-side executor then captures them and writes the widget's state back to the kernel;
-    that write now and then goes unsent, and the page waits for the cell forever (seen as the
-    projector app hanging in about 1 load of 10 on a busy machine)."""
-    data, metadata = bundle(fig, tight)
-    return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
 def install(shell=None) -> None:
