@@ -126,7 +126,7 @@ def load_app(page, url: str) -> None:
     widget drew its figure inside `with output:`, and Voila's server-side executor, which
     writes such captured output back to the kernel, now and then never sent that write and
     waited for the cell forever. The widget now sets its Output's state instead (pinned in
-    tests/test_widget_lease_across_restart.py); 110 loads with both cores kept busy rendered
+    tests/widgets/test_lease_across_restart.py); 110 loads with both cores kept busy rendered
     every time."""
     page.goto(url, timeout=RENDER_TIMEOUT)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 MODULE = "trafikey_lab/module/trafikey.c"
 MODEL = "trafikey_lab/model.py"
 
-VERBS = "tests/test_verbs.py::"
-NATIVE = "tests/test_native.py"
+VERBS = "tests/live/test_verbs.py::"
+NATIVE = "tests/module/test_native.py"
 BOUNDARY_LIVE = VERBS + "test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later"
 BOUNDARY_DIFFERENTIAL = (
     "tests/reliability/test_differential.py::"
@@ -195,14 +195,14 @@ MUTANTS = (
         "    return lease_epoch != current\n",
         "    return (lease_epoch is None or len(lease_epoch) != len(current)\n"
         "            or lease_epoch[:-1] != current[:-1])\n",
-        ("tests/test_epoch.py",),
+        ("tests/core/test_epoch.py",),
     ),
     Mutant(
         "model: the dead rule uses > where it means >=",
         "trafikey_lab/sweep.py",
         "Verdict(Kind.RECOVERED if count < max_stalled else Kind.DEAD, count)",
         "Verdict(Kind.RECOVERED if count <= max_stalled else Kind.DEAD, count)",
-        ("tests/test_sweep.py",),
+        ("tests/core/test_sweep.py",),
     ),
     Mutant(
         "model: CLAIM writes no stamp",

@@ -23,7 +23,7 @@ from trafikey_lab.course.three_writers import (
     judge_on,
 )
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_three_writers.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "02_three_writers.ipynb"
 
 GIVEAWAYS = ("EMQ.EXTEND", "extend(", "extends(", "native verb", "use the verb")
 """Words that would hand over the answer: no feedback on a wrong move may contain them."""

@@ -1,6 +1,6 @@
 """The fair scripted peer: stalled2, stalled2_info and the paged claim2 do what the verbs do; and
 notebook 06's small measurement, fair as `make bench` is. (The run_id race and the exercise's
-checker are in test_why_natively.py.)"""
+checker are in tests/notebooks/test_06_why_natively.py.)"""
 
 from types import SimpleNamespace
 

@@ -59,13 +59,13 @@ def test_a_refusal_is_not_a_setup_error_so_catching_lab_error_does_not_hide_it()
 
 
 def _readme_layout() -> str:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("## Layout", 1)[1]
     return section.split("```")[1]
 
 
 def test_the_readme_layout_names_every_module_of_the_library_its_folders_and_tools():
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     layout = _readme_layout()
     files = [*(root / "trafikey_lab").rglob("*.py"), *(root / "tools").rglob("*.py")]
     folders = {path.parent.name + "/" for path in files}
@@ -77,7 +77,7 @@ def test_the_readme_layout_names_every_module_of_the_library_its_folders_and_too
 
 
 def test_every_module_the_readme_layout_names_exists():
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     named = set(re.findall(r"\b([a-z_]+\.py)\b", _readme_layout()))
     present = {path.name for path in root.rglob("*.py") if ".venv" not in path.parts}
     assert sorted(named - present) == []

@@ -26,7 +26,7 @@ from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.client import free_port
 
 # Whether a pid still runs is read one way everywhere: tools/processes.py.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from processes import alive  # noqa: E402
 
 

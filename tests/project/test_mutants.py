@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MUTANTS_DIR = ROOT / "tools" / "mutants"
 
 
@@ -54,7 +54,7 @@ def test_every_test_a_mutant_names_exists():
 ])
 def test_a_mutant_whose_text_is_missing_or_not_unique_is_refused(tmp_path, text, problem):
     (tmp_path / "code.c").write_text("int x;\nint x;\nreturn 0;\n")
-    mutant = catalogue.Mutant("a bug", "code.c", text, "return 2;", ("tests/test_verbs.py",))
+    mutant = catalogue.Mutant("a bug", "code.c", text, "return 2;", ("tests/live/test_verbs.py",))
     (found,) = run.catalogue_problems(tmp_path, [mutant])
     assert found.startswith(f"a bug: its text {problem} in code.c")
 

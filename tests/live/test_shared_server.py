@@ -13,7 +13,7 @@ import pytest
 from trafikey_lab import BadNamespace, OwnedServer, Queue
 from trafikey_lab.executors import NAMESPACE_ENV, URL_ENV
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 LEARNER = """
 import json, sys
@@ -64,7 +64,7 @@ def test_a_namespace_setting_names_the_keys_and_without_one_an_owned_server_s_st
 
 
 SENTINEL_RUN = ["-m", "pytest", "-q", "-p", "no:cacheprovider",
-                "tests/test_executors.py::"
+                "tests/live/test_executors.py::"
                 "test_a_claimed_lease_is_stamped_by_the_process_that_granted_it_and_no_other"]
 
 

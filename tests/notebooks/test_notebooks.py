@@ -18,7 +18,7 @@ from nbval.plugin import get_sanitize_patterns
 
 from trafikey_lab import epoch, model
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 MINE = tuple(sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
 WIDGETS = ("RunIdChecker(", "LeaseAcrossRestart(")
 """The cells that show a live widget: the only ones whose output nbval may be told to skip."""

@@ -67,13 +67,13 @@ def test_something_that_is_not_a_function_is_told_to_be_one():
     assert feedback.kinds == [WRONG] and "is not a function" in feedback.text
 
 
-# -- 02 and 03: their catalogues are in test_exercise_lease_move.py and test_exercise_stops.py
+# -- 02 and 03: their catalogues are in test_02_three_writers.py and test_03_one_reader.py
 
 
-# -- 04: its catalogue is in test_exercise_history.py ----------------------------------------
+# -- 04: its catalogue is in test_04_one_lease_across_a_restart.py ---------------------------
 
 
-# -- 05: its catalogue is in test_exercise_promotion.py --------------------------------------
+# -- 05: its catalogue is in test_05_beyond_one_server.py -------------------------------------
 
 
 # -- one checker contract, one safe run of an attempt ------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.filterwarnings(
     "ignore:pythonjsonlogger.jsonlogger has been moved:DeprecationWarning")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 REPO2DOCKER = Path(sys.executable).with_name("repo2docker")
 # Binder builds the image for this user and platform; repo2docker's defaults are whoever
 # runs it, on whatever machine.

@@ -21,7 +21,7 @@ from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.sweep import Need, Seen
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "03_one_reader.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "03_one_reader.ipynb"
 
 ANSWER = {
     "type": None,

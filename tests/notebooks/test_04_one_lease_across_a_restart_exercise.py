@@ -16,7 +16,7 @@ from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
 
 RIGHT_PREDICTION = ("process 1", "exempt", "recovered")
 FIFTH = ("add", "claim", "restart", "scripted_extend", "expire", "sweep")
-NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "04_one_lease_across_a_restart.ipynb"
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "04_one_lease_across_a_restart.ipynb"
 ANSWER_WORDS = re.compile(r"\b(exempt|counted|recovered|dead|process [12]|no process)\b")
 """What a message about the steps must not say: any of them would hint at the prediction."""
 

@@ -26,7 +26,7 @@ from trafikey_lab.module import native
 from trafikey_lab.module.build import module_path
 from trafikey_lab.sweep import Seen
 
-MODULE_SOURCE = Path(__file__).resolve().parent.parent / "trafikey_lab" / "module" / "trafikey.c"
+MODULE_SOURCE = Path(__file__).resolve().parents[2] / "trafikey_lab" / "module" / "trafikey.c"
 
 
 def rows_by_name(current: bytes = epoch.NOW) -> dict[str, tuple[str, ...]]:

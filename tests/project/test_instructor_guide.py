@@ -8,7 +8,7 @@ import pytest
 
 from trafikey_lab.course.registry import NOTEBOOKS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "instructor-guide.md"
 # | session | start | minutes | part |: session "before", "after" or a number; start H:MM in a
 # session, empty for "before", "after" and a session's total
@@ -25,7 +25,7 @@ def plan() -> list[tuple[str, str | None, int, str]]:
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda entry: entry.stem)
 def test_the_plan_gives_each_notebook_the_minutes_the_registry_states(notebook):
-    """The registry's minutes are the notebook's header's (tests/test_notebooks.py holds
+    """The registry's minutes are the notebook's header's (tests/notebooks/test_notebooks.py holds
     the two together)."""
     rows = [minutes for _, _, minutes, part in plan() if f"`{notebook.stem}`" in part]
     assert rows == [notebook.minutes], (
