@@ -9,12 +9,11 @@ miss, a very long paste, emoji.
 import re
 
 import pytest
+from lab_pages.notebook import course_notebook
+from lab_pages.widgets import RunIdCheckerView
 
 from trafikey_lab import epoch
 from trafikey_lab.readings import NAMED_VALUES, read_value
-
-from .notebook import course_notebook
-from .widgets import RunIdCheckerView
 
 TYPED = {name: value for name, value in NAMED_VALUES.items() if value is not None}
 """The dive's values that can be typed (a missing field cannot: it is chosen instead)."""

@@ -20,8 +20,11 @@ WIDGET_TIMEOUT = 60
 STOPPED_AFTER = 5
 """Seconds of an idle kernel with cells still uncounted after which a run has stopped: run all
 queues every cell at once, so the kernel is idle between two of them only for a moment."""
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "tests" / "browser" / "screenshots"
+"""Where a page is photographed when a check of it fails: beside the browser suite (git ignores
+it), whoever drives the page."""
+NOTEBOOKS = REPO / "notebooks"
 COURSE = tuple(sorted(path.stem for path in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")))
 """The course's notebooks by name (00_start_here, ...): the ids of their tests."""
 
