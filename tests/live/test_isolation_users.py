@@ -15,15 +15,18 @@ import signal
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
-from learners import ROOT, command_line, listening_sockets
+from processes import command_line, listening_sockets
 
 from trafikey_lab import LabServer, LiveExecutor, Queue, RestartUnavailable, ServerStartError
 from trafikey_lab.errors import InsecureServer, ServerGone
 from trafikey_lab.live.choose import choose_server
 from trafikey_lab.live.client import mask_url
+
+ROOT = Path(__file__).resolve().parents[2]
 
 MINE = Queue("{mine}")
 ROW = "a learner's row"

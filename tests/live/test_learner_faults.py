@@ -1,6 +1,6 @@
 """Faults a learner can cause, each caused the way a learner causes it, and what they see next.
 
-The kernels are real ipykernels driven as JupyterLab drives them (tests/learners.py): cells,
+The kernels are real ipykernels driven as JupyterLab drives them (tools/kernels.py): cells,
 widget clicks, the interrupt button. What the learner sees after each fault:
 
 - server killed from outside: the next live call raises ServerGone, naming the signal and the
@@ -32,11 +32,14 @@ import time
 from pathlib import Path
 
 import pytest
-from learners import ROOT, Kernel, lab_processes, listening_sockets, open_descriptors
+from kernels import Kernel
+from processes import descriptors, lab_processes, listening_sockets
 
 from trafikey_lab import LiveExecutor, ModelExecutor, Queue
 from trafikey_lab.errors import RestartFailed
 from trafikey_lab.live.choose import choose_server
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("jupyter_client")
 
@@ -418,7 +421,7 @@ def census(kernel: Kernel, scratch: Path) -> dict:
                         for _, _, port in listening_sockets(pid)),
         "folders": sorted(p.name for p in scratch.iterdir()),
         "server": state["server"],
-        "descriptors": open_descriptors(kernel.pid),
+        "descriptors": descriptors(kernel.pid),
     }
 
 

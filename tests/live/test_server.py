@@ -5,11 +5,12 @@ Crashes, AOF replay, replicas, ACL and owners killed with SIGKILL are in tests/r
 import errno
 import os
 import socket
-import sys
 import time
-from pathlib import Path
 
 import pytest
+
+# Whether a pid still runs is read one way everywhere: tools/processes.py.
+from processes import alive
 
 from trafikey_lab import (
     AttachedServer,
@@ -24,10 +25,6 @@ from trafikey_lab import (
 )
 from trafikey_lab.errors import ServerStopped
 from trafikey_lab.live.client import free_port
-
-# Whether a pid still runs is read one way everywhere: tools/processes.py.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from processes import alive  # noqa: E402
 
 
 def gone_within(pid: int, seconds: float) -> bool:

@@ -6,10 +6,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
+import wheelhouse
 
-import wheelhouse  # noqa: E402  (tools/ is not a package)
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheelhouse_holds_the_build_requirements_the_dependencies_and_every_extra(tmp_path):
