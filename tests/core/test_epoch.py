@@ -18,7 +18,8 @@ from trafikey_lab.epoch import (
 
 
 def test_now_is_a_run_id_and_zero_is_too():
-    assert valid_run_id(NOW) and valid_run_id(ZERO)
+    assert valid_run_id(NOW)
+    assert valid_run_id(ZERO)
 
 
 @pytest.mark.parametrize("name", list(SHAPE_REJECTS))
@@ -26,7 +27,7 @@ def test_the_shape_check_rejects_each_of_the_dive_s_five(name):
     assert not valid_run_id(SHAPE_REJECTS[name])
 
 
-@pytest.mark.parametrize("value,reason", [
+@pytest.mark.parametrize(("value", "reason"), [
     (b"", "0 bytes, not 40"),
     (NOW[:39], "39 bytes, not 40"),
     (NOW.upper(), "byte 2 is b'F', not one of 0-9 a-f"),
@@ -37,7 +38,7 @@ def test_shape_problem_names_the_length_or_the_first_bad_byte(value, reason):
     assert shape_problem(value) == reason
 
 
-@pytest.mark.parametrize("value,reason", [
+@pytest.mark.parametrize(("value", "reason"), [
     ("é".encode(), "2 bytes, not 40"),
     ("🔑".encode() * 10, "byte 1 is b'\\xf0', not one of 0-9 a-f"),
     (NOW[:38] + "٣".encode(), "byte 39 is b'\\xd9', not one of 0-9 a-f"),
@@ -79,7 +80,7 @@ def test_property_tests_have_no_per_example_deadline():
     assert settings().deadline is None
 
 
-@pytest.mark.parametrize("value,number", [
+@pytest.mark.parametrize(("value", "number"), [
     (None, 0), (b"0", 0), (b"7", 7), (b"9007199254740991", 2**53 - 1),
     (b"9007199254740992", None), (b"-1", None), (b"01", None), (b"", None), (b" 1", None),
     (b"\xd9\xa3", None),

@@ -106,7 +106,8 @@ def test_short_keeps_four_characters_each_side():
 def test_the_four_histories_extend_with_the_attempt_of_their_one_claim():
     trace = play("extended", 1, ModelExecutor())
     extend = next(s for s in trace.steps if s.action == "extend")
-    assert extend.call == "EMQ.EXTEND attempt 1, lease 250 ms" and extend.reply == 1
+    assert extend.call == "EMQ.EXTEND attempt 1, lease 250 ms"
+    assert extend.reply == 1
 
 
 @pytest.mark.parametrize("extension", ["extend", "scripted_extend"])
@@ -115,7 +116,8 @@ def test_an_extension_after_a_second_claim_uses_that_claims_attempt(executor, ex
                                                  extension, "expire", "sweep"), "")
     trace = play(history, 3, executor)
     step = next(s for s in trace.steps if s.action == extension)
-    assert "attempt 2," in step.call and step.reply == 1
+    assert "attempt 2," in step.call
+    assert step.reply == 1
     assert trace.steps[-1].row[b"stalled"] == b"2", "the last sweep read the second lease"
 
 
@@ -123,8 +125,10 @@ def test_a_history_with_two_leases_reports_the_last_sweep():
     history = History("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
                                                  "restart", "expire", "sweep"), "")
     trace = play(history, 2, ModelExecutor())
-    assert trace.steps[3].reply == [[JOB], []] and trace.steps[3].row[b"stalled"] == b"1"
-    assert trace.exempt and trace.outcome == "recovered"
+    assert trace.steps[3].reply == [[JOB], []]
+    assert trace.steps[3].row[b"stalled"] == b"1"
+    assert trace.exempt
+    assert trace.outcome == "recovered"
     assert trace.steps[-1].row[b"stalled"] == b"1"
 
 

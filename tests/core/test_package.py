@@ -72,7 +72,8 @@ def test_the_readme_layout_names_every_module_of_the_library_its_folders_and_too
     unnamed = sorted(str(path.relative_to(root)) for path in files
                      if path.name not in layout and not (path.name == "__init__.py"
                                                          and path.parent.name + "/" in layout))
-    assert "course/" in folders and "live/" in folders
+    assert "course/" in folders
+    assert "live/" in folders
     assert unnamed == [], "add a line for each to the README's Layout section"
 
 

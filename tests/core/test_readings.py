@@ -9,8 +9,11 @@ import pytest
 import redis
 
 from trafikey_lab import epoch
+from trafikey_lab.live.owned import server_binary
+from trafikey_lab.model import HOST_CALL_FAILED
+from trafikey_lab.module import native
+from trafikey_lab.module.build import module_path
 from trafikey_lab.questions import ONE_VALUE_PER_PROCESS as QUESTION
-from trafikey_lab.widgets.diagnostic import Diagnostic
 from trafikey_lab.readings import (
     BAD_SHAPE,
     LOAD_WARNING,
@@ -20,11 +23,8 @@ from trafikey_lab.readings import (
     read_value,
     readings_table,
 )
-from trafikey_lab.live.owned import server_binary
-from trafikey_lab.model import HOST_CALL_FAILED
-from trafikey_lab.module import native
-from trafikey_lab.module.build import module_path
 from trafikey_lab.sweep import Seen
+from trafikey_lab.widgets.diagnostic import Diagnostic
 
 MODULE_SOURCE = Path(__file__).resolve().parents[2] / "trafikey_lab" / "module" / "trafikey.c"
 
@@ -37,7 +37,7 @@ def test_the_table_has_one_row_per_named_value_in_the_tests_order():
     assert [row[0] for row in readings_table().rows] == list(NAMED_VALUES)
 
 
-@pytest.mark.parametrize("name, row", [
+@pytest.mark.parametrize(("name", "row"), [
     ("NOW", ("True", "cached", "False", "counted", "this process's stamp",
              "40 bytes, each one of 0-9 a-f")),
     ("NOW in upper case", ("False", "refused", "True", "exempt", "other bytes: capitals",
@@ -67,7 +67,8 @@ def test_every_row_says_what_read_value_says_of_its_value():
         reading = read_value(NAMED_VALUES[name])
         assert (valid, exempt, reason) == (str(reading.valid), str(reading.exempt), reading.reason)
         assert reading.load.startswith(load)
-        assert reading.sweep.startswith(sweep) and sweep_why == reading.sweep_why
+        assert reading.sweep.startswith(sweep)
+        assert sweep_why == reading.sweep_why
 
 
 def test_the_table_prints_as_aligned_columns_under_its_header():
@@ -83,7 +84,7 @@ def test_the_table_prints_as_aligned_columns_under_its_header():
 # -- why a stored value is exempt: because it is not this process's stamp -------------------
 
 
-@pytest.mark.parametrize("value, why", [
+@pytest.mark.parametrize(("value", "why"), [
     (None, "there is no stamp, so it is not this process's"),
     (epoch.ZERO, "a well-formed run_id, but another server process's"),
     (epoch.NOW.upper(), "these bytes differ from this process's run_id only in case"),
@@ -93,7 +94,8 @@ def test_the_table_prints_as_aligned_columns_under_its_header():
 ])
 def test_each_exempt_value_says_why_it_is_not_this_processs_stamp(value, why):
     reading = read_value(value)
-    assert reading.exempt and reading.sweep.startswith(f"exempt: {why}")
+    assert reading.exempt
+    assert reading.sweep.startswith(f"exempt: {why}")
     assert "stalled untouched" in reading.sweep
 
 
@@ -112,7 +114,7 @@ def test_only_this_processs_stamp_is_counted_and_says_so():
     assert reading.sweep.startswith("counted: the stamp is this process's run_id")
 
 
-@pytest.mark.parametrize("stalled, max_stalled, kind", [
+@pytest.mark.parametrize(("stalled", "max_stalled", "kind"), [
     (b"1", 3, "recovered"), (b"2", 3, "dead"), (b"4", 3, "dead"), (None, 1, "dead")])
 def test_a_counted_stall_is_dead_once_stalled_plus_one_reaches_or_passes_the_budget(
         stalled, max_stalled, kind):
@@ -135,7 +137,7 @@ def test_the_load_reasons_and_warning_are_the_c_modules_own_words():
     assert f'"warning", "{LOAD_WARNING}%s", reason' in source
 
 
-@pytest.mark.parametrize("value, reason", [(None, NO_RUN_ID_FIELD), (b"", BAD_SHAPE),
+@pytest.mark.parametrize(("value", "reason"), [(None, NO_RUN_ID_FIELD), (b"", BAD_SHAPE),
                                            (epoch.NOW.upper(), BAD_SHAPE)])
 def test_a_refused_load_quotes_the_c_warning_and_names_the_dives_error_as_the_dives(value, reason):
     load = read_value(value).load
@@ -207,9 +209,11 @@ def test_the_c_counts_only_the_stamp_the_right_option_names():
 def test_the_options_whys_name_the_c_function_that_decides_each_step():
     shape, _, right, _, _ = QUESTION.options
     assert "exempt under any R but forty 0s itself" in shape.why
-    assert native.exempt(epoch.ZERO, epoch.NOW) and not native.exempt(epoch.ZERO, epoch.ZERO)
+    assert native.exempt(epoch.ZERO, epoch.NOW)
+    assert not native.exempt(epoch.ZERO, epoch.ZERO)
     assert right.why.startswith("trafikey_exempt decides the exemption")
-    assert "trafikey_decide_member counts" in right.why and "never counts a lane row" in right.why
+    assert "trafikey_decide_member counts" in right.why
+    assert "never counts a lane row" in right.why
     lane = Seen(type="hash", group=b"g", epoch=epoch.NOW, stalled=b"0")
     assert native.decide_member(epoch.NOW, 1, lane).kind == "lane"
 

@@ -74,7 +74,7 @@ def test_every_preset_is_the_model_played(key):
     assert decided(schedule) == played(schedule)
 
 
-@pytest.mark.parametrize("key, reading, outcome", [
+@pytest.mark.parametrize(("key", "reading", "outcome"), [
     ("stalled", "counted", "dead"), ("restarted", "exempt", "recovered"),
     ("extended", "counted", "dead"), ("upgrade", "exempt", "recovered"),
     ("fifth", "exempt", "recovered"),
@@ -95,7 +95,8 @@ def flips(before: Schedule, after: Schedule):
 def test_a_sweep_a_millisecond_before_the_deadline_finds_nothing_and_at_it_reads_the_stamp():
     before, at = (Schedule(restarts=False, sweep_at_ms=t) for t in (999, 1000))
     assert flips(before, at) == (("not read", "untouched"), ("counted", "dead"))
-    assert played(before)["outcome"] == "untouched" and played(at)["outcome"] == "dead"
+    assert played(before)["outcome"] == "untouched"
+    assert played(at)["outcome"] == "dead"
 
 
 def test_a_lease_that_ran_out_before_the_restart_but_is_swept_after_it_is_exempt():
@@ -124,7 +125,8 @@ def test_a_downtime_longer_than_the_lease_left_it_expired_and_a_shorter_one_did_
     base = Schedule(lease_ms=500, restart_at_ms=100, sweep_at_ms=200)
     shorter, longer = (replace(base, restart_ms=t) for t in (399, 400))
     assert flips(shorter, longer) == (("not read", "untouched"), ("exempt", "recovered"))
-    assert decide(longer).sweep.at_ms == 500 and decide(longer).sweep.asked_ms == 200
+    assert decide(longer).sweep.at_ms == 500
+    assert decide(longer).sweep.asked_ms == 200
 
 
 def test_a_call_at_the_restarts_millisecond_is_served_by_the_new_process():
@@ -134,7 +136,8 @@ def test_a_call_at_the_restarts_millisecond_is_served_by_the_new_process():
 
 def test_an_extension_after_the_sweep_took_the_job_replies_0():
     s = Schedule(restarts=False, worker="extend", worker_at_ms=1600, sweep_at_ms=1500)
-    assert decide(s).extension == "not live" and played(s)["extension replied"] == 0
+    assert decide(s).extension == "not live"
+    assert played(s)["extension replied"] == 0
 
 
 def test_an_extension_after_its_deadline_but_before_the_sweep_still_succeeds():
@@ -158,7 +161,7 @@ def test_the_sentence_carries_the_schedules_numbers():
                     "uncounted (stalled not written)")
 
 
-@pytest.mark.parametrize("change, words", [
+@pytest.mark.parametrize(("change", "words"), [
     ({"lease_ms": 0}, "lease_ms is 0: make it a whole number from 1 to 10000"),
     ({"sweep_at_ms": -1}, "sweep_at_ms is -1"),
     ({"max_stalled": True}, "max_stalled is True"),
@@ -178,7 +181,8 @@ def test_a_schedule_the_lab_cannot_play_is_refused_with_how_to_fix_it(change, wo
 
 def test_the_sweep_leaves_a_not_due_lease_in_active():
     trace = play(Schedule(restarts=False, sweep_at_ms=10), ModelExecutor())
-    assert trace.steps[-1].reply == [[], []] and trace.steps[-1].row[b"state"] == b"active"
+    assert trace.steps[-1].reply == [[], []]
+    assert trace.steps[-1].row[b"state"] == b"active"
     assert JOB not in trace.steps[-1].reply[0]
 
 
@@ -197,4 +201,6 @@ def test_the_live_plan_keeps_every_moment_in_order_within_about_3_seconds(schedu
 
 def test_a_long_downtime_is_shrunk_with_the_rest():
     plan = S.LivePlan(Schedule(restart_ms=5000, sweep_at_ms=6000))
-    assert plan.total_ms == 3000 and plan.factor == 0.5 and plan.slot_ms == 2500
+    assert plan.total_ms == 3000
+    assert plan.factor == 0.5
+    assert plan.slot_ms == 2500

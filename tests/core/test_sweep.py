@@ -53,14 +53,15 @@ def test_an_exempt_members_stalled_field_is_never_read_whatever_it_holds():
     assert asked == [Need.TYPE, Need.GROUP, Need.EPOCH]
 
 
-@pytest.mark.parametrize("max_stalled,kind", [(1, "dead"), (2, "recovered"), (5, "recovered")])
+@pytest.mark.parametrize(("max_stalled", "kind"), [(1, "dead"), (2, "recovered"), (5, "recovered")])
 def test_a_first_counted_stall_dies_only_at_max_stalled_1(max_stalled, kind):
     seen = Seen(type="hash", group=None, epoch=NOW, stalled=None)
     assert decide_member(NOW, max_stalled, seen) == Verdict(kind, 1)
 
 
 def test_refusals_are_marked_as_refusals():
-    assert Verdict("wrongtype").refusal and Verdict("not_integer").refusal
+    assert Verdict("wrongtype").refusal
+    assert Verdict("not_integer").refusal
     assert not Verdict("exempt").refusal
 
 
@@ -117,7 +118,8 @@ def test_every_verdict_the_c_gives_is_a_kind_and_every_kind_is_one_the_c_gives()
 
 
 def test_a_word_is_its_string_printed_compared_and_shown_as_before():
-    assert sweep.Kind.DEAD == "dead" and f"{sweep.Outcome.UNTOUCHED}" == "untouched"
+    assert sweep.Kind.DEAD == "dead"
+    assert f"{sweep.Outcome.UNTOUCHED}" == "untouched"
     assert repr(Verdict(sweep.Kind.EXEMPT)) == "Verdict(kind='exempt', stalled=None)"
     assert sweep.Reading("not read") is sweep.Reading.NOT_READ
 

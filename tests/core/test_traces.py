@@ -13,7 +13,8 @@ def test_the_plan_is_the_read_pass_before_the_sweep_the_trace_reads_its_last():
     trace, plan = play_on_model(STAMP_OUTLIVES_LEASE, STAMP_OUTLIVES_MAX_STALLED)
     (member,) = plan
     assert trace.outcome == "dead"
-    assert member.verdict.kind == trace.outcome and member.verdict.stalled == 2
+    assert member.verdict.kind == trace.outcome
+    assert member.verdict.stalled == 2
 
 
 def test_the_counterfactual_reads_the_row_before_the_sweep_when_steps_follow_it():
@@ -21,7 +22,8 @@ def test_the_counterfactual_reads_the_row_before_the_sweep_when_steps_follow_it(
     # just before the sweep is not the one before the last step.
     schedule = Schedule(restart_at_ms=1600, sweep_at_ms=1500, stalled_before=1, max_stalled=3)
     trace = play(schedule, ModelExecutor())
-    assert trace.steps[-1].action == "restart" and trace.reading == "counted"
+    assert trace.steps[-1].action == "restart"
+    assert trace.reading == "counted"
     assert trace.outcome == "recovered"
     assert without_epoch(trace) == "recovered"
     assert "<b>recovered</b>" in counterfactual_note(trace)

@@ -36,9 +36,11 @@ def test_after_a_restart_the_stamp_names_the_old_process_until_an_extension(exec
     new = executor.restart()
     assert new != old
     for job in ("job-1", "job-2"):
-        assert executor.stamped_by(queue, job, old) and not executor.stamped_by(queue, job, new)
+        assert executor.stamped_by(queue, job, old)
+        assert not executor.stamped_by(queue, job, new)
     assert executor.extend(queue, "job-1", 1, FAR) == 1
-    assert executor.stamped_by(queue, "job-1", new) and not executor.stamped_by(queue, "job-1", old)
+    assert executor.stamped_by(queue, "job-1", new)
+    assert not executor.stamped_by(queue, "job-1", old)
     assert executor.stamped_by(queue, "job-2", old), "an extension restamps only its own lease"
 
 
@@ -67,7 +69,8 @@ def test_a_row_and_a_deadline_are_read_from_their_own_keys_never_by_scanning(lab
     sent = _commands_sent(lab.client)
     for own in ("CONFIG|RESETSTAT", "INFO"):  # this count's own calls
         sent.pop(own, None)
-    assert row[b"state"] == b"active" and deadline is not None
+    assert row[b"state"] == b"active"
+    assert deadline is not None
     assert sent == {"HGETALL": 1, "ZSCORE": 1}
 
 

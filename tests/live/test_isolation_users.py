@@ -228,7 +228,8 @@ def test_a_server_gone_from_under_a_url_is_named_without_its_password():
     server.stop()
     with pytest.raises(ServerGone) as caught:
         LiveExecutor(borrowed).claim(MINE, 1000)
-    assert "does not answer" in str(caught.value) and "***" in str(caught.value)
+    assert "does not answer" in str(caught.value)
+    assert "***" in str(caught.value)
     assert server.password not in str(caught.value)
 
 
@@ -289,7 +290,8 @@ def test_the_workshop_server_refuses_to_listen_beyond_loopback_without_a_passwor
         capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1
     assert "refusing to listen on 0.0.0.0 without a password" in refused.stderr
-    assert "drop --no-password" in refused.stderr and refused.stdout == ""
+    assert "drop --no-password" in refused.stderr
+    assert refused.stdout == ""
     with pytest.raises(InsecureServer):
         choose_server(bind="0.0.0.0", password=False)
 
@@ -303,7 +305,8 @@ def test_the_workshop_server_beyond_loopback_prints_its_password_and_a_url_the_l
                      if line.startswith("password: ")]
         (url,) = [re.search(r"TRAFIKEY_VALKEY_URL=(\S+)", line)[1] for line in lines
                   if "TRAFIKEY_VALKEY_URL=" in line]
-        assert url.startswith(f"redis://:{secret}@") and url.endswith(f":{port}")
+        assert url.startswith(f"redis://:{secret}@")
+        assert url.endswith(f":{port}")
         assert any(f"REDISCLI_AUTH={secret} redis-cli" in line for line in lines)
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=port).ping()

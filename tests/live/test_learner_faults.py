@@ -101,8 +101,10 @@ def test_a_server_killed_from_outside_names_the_setup_cell_which_then_starts_a_n
 
     reply = kernel.run("course.live.claim(course.queue, 60_000)")
     assert reply.error.startswith("ServerGone: the lab's valkey-server"), reply.text
-    assert "SIGKILL" in reply.error and "setup cell" in reply.error
-    assert "Connection refused" not in reply.text and "Error 111" not in reply.text
+    assert "SIGKILL" in reply.error
+    assert "setup cell" in reply.error
+    assert "Connection refused" not in reply.text
+    assert "Error 111" not in reply.text
 
     after, printed = set_up(kernel)
     assert "has stopped: it was killed with SIGKILL" in printed
@@ -286,13 +288,16 @@ def test_a_scratch_folder_removed_under_the_server_fails_the_restart_and_setup_r
 
     reply = kernel.run("course.server.restart()")
     assert reply.error.startswith("RestartFailed: the server could not be restarted"), reply.text
-    assert "was removed while it ran" in reply.error and "setup cell" in reply.error
+    assert "was removed while it ran" in reply.error
+    assert "setup cell" in reply.error
     still = kernel.run('print(course.live.row(course.queue, "job-1")[b"state"])')
     assert still.stdout.strip() == "b'pending'", "the server stopped serving after the refusal"
 
     after, printed = set_up(kernel)
-    assert "lost its scratch folder" in printed and "Starting a new one" in printed
-    assert after["dir"] != before["dir"] and Path(after["dir"]).is_dir()
+    assert "lost its scratch folder" in printed
+    assert "Starting a new one" in printed
+    assert after["dir"] != before["dir"]
+    assert Path(after["dir"]).is_dir()
     assert kernel.json("print(json.dumps(course.server.restart() == course.live.run_id))")
     one_server(kernel, kernel.json(STATE))
 
@@ -342,7 +347,8 @@ def test_a_full_disk_under_the_scratch_folder_fails_the_restart_naming_the_cause
         with pytest.raises(RestartFailed) as caught:
             server.restart()
         message = str(caught.value)
-        assert "No space left on device" in message and "bytes free" in message
+        assert "No space left on device" in message
+        assert "bytes free" in message
         assert "Free some space on that disk" in message
         assert server.running and live.run_id == run_id, "the refused restart stopped the server"
         assert live.row(queue, "job-1")[b"state"] == b"pending"

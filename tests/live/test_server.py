@@ -3,7 +3,6 @@
 Crashes, AOF replay, replicas, ACL and owners killed with SIGKILL are in tests/reliability."""
 
 import errno
-import os
 import socket
 import time
 
@@ -48,7 +47,8 @@ def test_restart_gives_a_new_run_id_over_the_same_data(servers):
     server.client.set("kept", "yes")
     first, port, folder = server.run_id, server.port, server.data_dir
     second = server.restart()
-    assert second != first and second == server.client.info("server")["run_id"]
+    assert second != first
+    assert second == server.client.info("server")["run_id"]
     assert (server.port, server.data_dir) == (port, folder)
     assert server.client.get("kept") == b"yes"
 
@@ -82,8 +82,10 @@ def test_a_restart_that_finds_its_port_taken_says_so_and_moves_to_a_free_one(ser
         f"on port {server.port}, with the same data. A client connected by hand needs the new "
         f"address, {server.address}."
     ]
-    assert server.port != port and server.data_dir == folder
-    assert second != first and second == server.client.info("server")["run_id"]
+    assert server.port != port
+    assert server.data_dir == folder
+    assert second != first
+    assert second == server.client.info("server")["run_id"]
     assert server.client.connection_pool.connection_kwargs["port"] == server.port
     assert server.client.get("kept") == b"yes"
     assert LiveExecutor(server).run_id == second
@@ -97,7 +99,8 @@ def test_a_restart_keeps_a_port_it_was_given_and_says_how_to_free_it(servers, mo
             server.restart()
     message = str(caught.value)
     assert f"port {port} was taken by another process during the restart" in message
-    assert "port= so that a restart can move" in message and server.port == port
+    assert "port= so that a restart can move" in message
+    assert server.port == port
 
 
 def test_stop_ends_the_process_and_removes_the_scratch_folder():
@@ -113,7 +116,8 @@ def test_a_server_that_cannot_start_quotes_its_log(tmp_path):
     with pytest.raises(ServerStartError) as caught:
         server.start()
     message = str(caught.value)
-    assert "no-such-option" in message and "doctor" in message
+    assert "no-such-option" in message
+    assert "doctor" in message
 
 
 def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeypatch):
@@ -128,7 +132,8 @@ def test_a_missing_server_binary_says_how_to_fix_it_and_leaves_no_folder(monkeyp
 def test_an_existing_server_is_used_as_it_is_and_never_restarted(lab, monkeypatch):
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", lab.connection_url)
     with choose_server() as borrowed:
-        assert borrowed.external and borrowed.run_id == lab.run_id
+        assert borrowed.external
+        assert borrowed.run_id == lab.run_id
         with pytest.raises(RestartUnavailable) as caught:
             borrowed.restart()
         assert "unset TRAFIKEY_VALKEY_URL" in str(caught.value)
@@ -139,13 +144,17 @@ def test_lab_server_attaches_to_a_url_given_or_named_by_the_variable_and_else_ow
         monkeypatch):
     monkeypatch.delenv("TRAFIKEY_VALKEY_URL", raising=False)
     owned = choose_server(persistence="aof")
-    assert type(owned) is OwnedServer and not owned.external and owned.persistence == "aof"
+    assert type(owned) is OwnedServer
+    assert not owned.external
+    assert owned.persistence == "aof"
     given = choose_server(url="redis://:s3cret@127.0.0.1:1")
-    assert type(given) is AttachedServer and given.external
+    assert type(given) is AttachedServer
+    assert given.external
     assert given.connection_url == "redis://:s3cret@127.0.0.1:1"
     monkeypatch.setenv("TRAFIKEY_VALKEY_URL", "redis://:s3cret@127.0.0.1:2")
     named = choose_server()
-    assert type(named) is AttachedServer and named.connection_url.endswith(":2")
+    assert type(named) is AttachedServer
+    assert named.connection_url.endswith(":2")
     # The options of a server the lab would start go unused: the named server is used as it is.
     assert type(choose_server(persistence="aof", port=1)) is AttachedServer
     assert type(choose_server(url="")) is OwnedServer, 'url="" is how to ignore the variable'
@@ -158,12 +167,16 @@ def test_an_attached_server_needs_a_url_and_reads_where_it_is_from_it():
     attached = AttachedServer("redis://:s3cret@127.0.0.5:6390")
     assert (attached.host, attached.port, attached.password) == ("127.0.0.5", 6390, "s3cret")
     assert attached.address == "redis://:***@127.0.0.5:6390"
-    assert attached.client is None and attached.pid is None and not attached.running
+    assert attached.client is None
+    assert attached.pid is None
+    assert not attached.running
 
 
 def test_an_attached_server_refuses_restart_and_kill_and_its_stop_only_disconnects(lab):
     attached = AttachedServer(lab.connection_url).start()
-    assert attached.running and attached.run_id == lab.run_id and attached.pid is None
+    assert attached.running
+    assert attached.run_id == lab.run_id
+    assert attached.pid is None
     assert (attached.host, attached.port, attached.password) == (lab.host, lab.port, lab.password)
     assert attached.address == f"redis://:***@127.0.0.1:{lab.port}"
     for refused, what in ((attached.restart, "restart"), (attached.kill, "kill")):
@@ -171,11 +184,13 @@ def test_an_attached_server_refuses_restart_and_kill_and_its_stop_only_disconnec
             refused()
         message = str(caught.value)
         assert f"which it did not start, so it cannot {what} it" in message
-        assert "unset TRAFIKEY_VALKEY_URL" in message and lab.password not in message
+        assert "unset TRAFIKEY_VALKEY_URL" in message
+        assert lab.password not in message
     attached.wait()
     assert attached.fault() is None
     attached.stop()
-    assert attached.client is None and not attached.running
+    assert attached.client is None
+    assert not attached.running
     assert lab.client.info("server")["run_id"] == lab.run_id, "the attached server was touched"
 
 
@@ -207,7 +222,8 @@ def test_a_restart_failure_is_told_apart_by_its_cause_not_by_its_words():
     other = server._restart_failed(SaveProblem("the disk says no space left, in other words"))
     assert "setup cell again: it starts a new server in a new folder" in gone
     assert "Free some space on that disk" in full
-    assert "python -m trafikey_lab doctor" in other and "Free some space" not in other
+    assert "python -m trafikey_lab doctor" in other
+    assert "Free some space" not in other
 
 
 def test_labserver_is_the_interface_both_kinds_implement_and_choose_server_picks():

@@ -49,7 +49,8 @@ def test_two_learners_on_one_attached_server_run_a_history_at_once_on_keys_of_th
             assert run == {"active": f"{{{user}:lease}}:active", "outcome": "recovered",
                            "attempts": "1", "stalled": "1"}
         assert server.client.hgetall(b"{lease}:job:job-1") == {b"state": b"untouched"}
-        assert server.client.keys(b"{alice:*") and server.client.keys(b"{bob:*")
+        assert server.client.keys(b"{alice:*")
+        assert server.client.keys(b"{bob:*")
 
 
 def test_a_namespace_setting_names_the_keys_and_without_one_an_owned_server_s_stay_as_printed(

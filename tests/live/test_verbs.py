@@ -45,7 +45,7 @@ def here(executor) -> bytes:
 
 
 def members(executor, key):
-    kind, value = executor.dataset().get(key, ("zset", []))
+    _kind, value = executor.dataset().get(key, ("zset", []))
     return [m for m, _ in value]
 
 
@@ -296,7 +296,8 @@ def test_sweep_recovers_a_foreign_lease_uncounted(executor, queue, stamp):
     expired(executor, queue, "a", **fields)
     assert executor.sweep(queue, 1) == [[b"a"], []]
     row = executor.row(queue, "a")
-    assert row[b"state"] == b"pending" and b"stalled" not in row
+    assert row[b"state"] == b"pending"
+    assert b"stalled" not in row
     assert members(executor, queue.active) == []
     assert score(executor, queue.pending, "a") == 0
 
@@ -375,8 +376,10 @@ def test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_la
     assert dead == [job for job in rungs if deadlines[job] <= now]
     assert members(executor, queue.active) == [job for job in rungs if deadlines[job] > now]
     on_now = rungs[now - start]
-    assert deadlines[on_now] == now and on_now in dead
-    assert deadlines[rungs[now - start + 1]] == now + 1 and rungs[now - start + 1] not in dead
+    assert deadlines[on_now] == now
+    assert on_now in dead
+    assert deadlines[rungs[now - start + 1]] == now + 1
+    assert rungs[now - start + 1] not in dead
 
 
 def test_sweep_limit_takes_the_earliest_deadlines_only(executor, queue):
@@ -387,7 +390,7 @@ def test_sweep_limit_takes_the_earliest_deadlines_only(executor, queue):
     assert members(executor, queue.active) == [b"a"]
 
 
-@pytest.mark.parametrize("option,text", [
+@pytest.mark.parametrize(("option", "text"), [
     (("LIMIT", 0), "ERR EMQ limit must be a positive integer"),
     (("limit", "x"), "ERR EMQ limit must be a positive integer"),
     (("COUNT", 5), "ERR EMQ syntax error"),

@@ -94,7 +94,7 @@ def test_the_model_sweep_is_exact_to_the_millisecond(model, queue):
     assert model.sweep(queue, 2) == [[b"a"], []]
 
 
-@pytest.mark.parametrize("stalled,max_stalled,outcome", [
+@pytest.mark.parametrize(("stalled", "max_stalled", "outcome"), [
     ("0", 1, "dead"), ("0", 2, "recovered"), ("1", 2, "dead"), ("8", 10, "recovered"),
     ("9", 10, "dead"), ("10", 10, "dead"), ("99", 100, "dead"), ("9", 100, "recovered"),
 ])

@@ -11,18 +11,21 @@ from trafikey_lab.module.build import LIBRARY, c_excerpt, module_path
 
 
 def test_module_path_is_the_built_library():
-    assert module_path() == LIBRARY and LIBRARY.is_file()
+    assert module_path() == LIBRARY
+    assert LIBRARY.is_file()
 
 
 def test_c_excerpt_cuts_a_whole_function_by_name():
     lines = c_excerpt("trafikey_valid_run_id").splitlines()
-    assert lines[0].startswith("int trafikey_valid_run_id(") and lines[-1] == "}"
+    assert lines[0].startswith("int trafikey_valid_run_id(")
+    assert lines[-1] == "}"
 
 
 def test_c_excerpt_finds_the_definition_not_a_call():
     # deadline_in_range is also called inside three handlers, on lines that must not match
     lines = c_excerpt("deadline_in_range").splitlines()
-    assert lines[0].startswith("static int deadline_in_range(") and lines[-1] == "}"
+    assert lines[0].startswith("static int deadline_in_range(")
+    assert lines[-1] == "}"
 
 
 def test_c_excerpt_runs_from_one_line_of_code_through_another_within_the_function():
@@ -69,7 +72,8 @@ def test_building_without_a_c_compiler_says_how_to_get_one(tmp_path):
     )
     assert result.returncode != 0
     assert "trafikey lab needs a C compiler to build its Valkey module" in result.stderr
-    assert "apt-get install gcc" in result.stderr and "xcode-select --install" in result.stderr
+    assert "apt-get install gcc" in result.stderr
+    assert "xcode-select --install" in result.stderr
 
 
 def test_c_excerpt_takes_the_definition_not_a_comment_that_names_the_function(monkeypatch, tmp_path):

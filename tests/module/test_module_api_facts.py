@@ -105,7 +105,7 @@ def test_a_verb_that_writes_nothing_leaves_watchers_alone_though_it_opened_keys_
     put_row(client, "lane", group="g")
     client.zadd(QUEUE.active, {"lane": 1})
     client.set("unrelated", "x")
-    for key in SWEPT[:3] + (QUEUE.row_key("lane"),):
+    for key in (*SWEPT[:3], QUEUE.row_key("lane")):
         assert exec_after_watching(lab, key, lambda: sweep(client)), key
         assert exec_after_watching(lab, key, lambda: claim(client)), key
 

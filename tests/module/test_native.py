@@ -88,7 +88,7 @@ def test_a_same_length_stamp_differing_in_any_one_byte_is_exempt_in_c_and_python
 
 
 @pytest.mark.parametrize(
-    "value, expected",
+    ("value", "expected"),
     [(b"0", 0), (b"1", 1), (b"41", 41), (str(COUNTER_MAX).encode(), COUNTER_MAX)],
 )
 def test_counter_reads_canonical_non_negative_integers(value, expected):
@@ -136,7 +136,7 @@ def sweep_member(decide, run_id, max_stalled, row):
 
 
 def hash_row(**fields):
-    return ("hash", {name: value for name, value in fields.items()})
+    return ("hash", dict(fields))
 
 
 def test_member_without_row_is_a_ghost_after_one_read():
@@ -177,7 +177,7 @@ def test_counted_member_with_a_bad_stalled_field_refuses_the_sweep(stalled):
 
 
 @pytest.mark.parametrize(
-    "stalled, max_stalled, expected",
+    ("stalled", "max_stalled", "expected"),
     [(None, 2, 1), (None, 3, 1), (b"1", 3, 2), (b"5", 100, 6)],
 )
 def test_counted_stall_under_the_budget_is_recovered(stalled, max_stalled, expected):
@@ -188,7 +188,7 @@ def test_counted_stall_under_the_budget_is_recovered(stalled, max_stalled, expec
 
 
 @pytest.mark.parametrize(
-    "stalled, max_stalled, expected",
+    ("stalled", "max_stalled", "expected"),
     [(None, 1, 1), (b"1", 2, 2), (b"7", 3, 8), (str(COUNTER_MAX).encode(), 5, 2**53)],
 )
 def test_counted_stall_reaching_the_budget_is_dead(stalled, max_stalled, expected):
@@ -198,7 +198,7 @@ def test_counted_stall_reaching_the_budget_is_dead(stalled, max_stalled, expecte
 
 @pytest.mark.parametrize("max_stalled", [1, 2, 5])
 @pytest.mark.parametrize(
-    "history, run_id, stamp, counted",
+    ("history", "run_id", "stamp", "counted"),
     [
         ("the worker stalled", NOW, NOW, True),
         ("the server restarted", ZERO, NOW, False),

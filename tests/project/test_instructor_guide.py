@@ -43,7 +43,8 @@ def test_each_session_runs_without_gaps_to_its_total_of_90_minutes():
     assert sessions == ["1", "2"]
     for session in sessions:
         *parts, (_, total_start, total, _) = [row for row in plan() if row[0] == session]
-        assert total_start is None and total == SESSION_MINUTES
+        assert total_start is None
+        assert total == SESSION_MINUTES
         clock = 0
         for _, start, minutes, part in parts:
             hours, mins = map(int, start.split(":"))

@@ -48,7 +48,7 @@ def test_every_test_a_mutant_names_exists():
                 f"{mutant.name}: {test} does not exist")
 
 
-@pytest.mark.parametrize("text,problem", [
+@pytest.mark.parametrize(("text", "problem"), [
     ("return 1;", "does not occur"),
     ("int x;", "occurs 2 times"),
 ])
