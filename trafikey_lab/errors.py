@@ -82,7 +82,7 @@ if TYPE_CHECKING:
     from trafikey_lab.live.client import ServerGone as ServerGone
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> type[LabError]:
     # PEP 562: ServerGone, loaded (with redis) only when asked for.
     if name == "ServerGone":
         from trafikey_lab.live.client import ServerGone as ServerGone

@@ -14,6 +14,7 @@ deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.errors import ReplyError
@@ -170,7 +171,8 @@ class Store:
         if len(args) < 2:
             raise ReplyError(arity_error(verb))
         self.check_zsets(args[0])
-        present = self.data.get(args[0], ZSet()).scores
+        # check_zsets refused any key that holds another type.
+        present = cast(ZSet, self.data.get(args[0], ZSet())).scores
         removed = sum(member in present for member in set(args[1:]))
         for member in args[1:]:
             self.zrem(args[0], member)
@@ -402,7 +404,7 @@ class ModelServer:
         fields = {b"state": b"active", b"attempts": b"%d" % (attempts + 1)}
         if stamp:
             fields[b"lease_epoch"] = run_id
-        self.store.data[prefix + claimed].update(fields)
+        cast(dict[bytes, bytes], self.store.data[prefix + claimed]).update(fields)
         self.store.zset_or_new(active).scores[claimed] = float(deadline)
         return [claimed, attempts + 1, deadline]
 
@@ -433,7 +435,7 @@ class ModelServer:
             return 0
         self.store.zset_or_new(active).scores[member] = float(deadline)
         if stamp:
-            self.store.data[row][b"lease_epoch"] = run_id
+            cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id
         return 1
 
     def plan_extends(self, active: bytes, triples: list[bytes], attempts: list[int]):
@@ -460,7 +462,7 @@ class ModelServer:
         live = self.plan_extends(active, triples, attempts)
         for member, row in live:
             self.store.zset_or_new(active).scores[member] = float(deadline)
-            self.store.data[row][b"lease_epoch"] = run_id
+            cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id
         return [member for member, _ in live]
 
     def plan_sweep(self, active, pending, dead, prefix, max_stalled, limit=DEFAULT_LIMIT):
@@ -534,10 +536,10 @@ class ModelServer:
         "EMQ.STALLED.CHECK": stalled_check_command,
     }
 
-    def execute(self, *args):
-        if not args:
+    def execute(self, *given):
+        if not given:
             raise ReplyError("ERR no command given")
-        args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        args = [a if isinstance(a, bytes) else str(a).encode() for a in given]
         name = args[0].decode(errors="replace").upper()
         if name in self.COMMANDS:
             return self.COMMANDS[name](self, name, args[1:])

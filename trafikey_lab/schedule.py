@@ -22,6 +22,7 @@ Two rules of time the schedule needs and the verbs do not say:
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from trafikey_lab import epoch
 from trafikey_lab.executors import Executor, Queue
@@ -280,8 +281,14 @@ class Clock:
         """Called after each call, with the lease's deadline then."""
 
 
-def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
-         clock: Clock | None = None, before_sweep=None) -> Trace:
+E = TypeVar("E", bound=Executor)
+"""The executor a schedule plays on: before_sweep is handed that same one (a widget gives
+the model and reads its plan of the sweep)."""
+
+
+def play(schedule: Schedule, executor: E, queue: Queue = Queue("{lease}"),
+         clock: Clock | None = None,
+         before_sweep: Callable[[E], object] | None = None) -> Trace:
     """Plays the schedule from an empty queue, one call at its time, and returns its trace.
 
     before_sweep, if given, is called with the executor just before the sweep runs (the
@@ -293,7 +300,7 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
     row_key = queue.prefix + JOB
     steps: list[Step] = []
 
-    def record(action: str, call: str, reply) -> None:
+    def record(action: str, call: str, reply: object) -> None:
         steps.append(Step(action, call, reply, executor.row(queue, JOB), executor.run_id,
                           executor.now_ms()))
 
@@ -503,7 +510,7 @@ class LivePlan(Clock):
 
 
 def play_live(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
-              **plan) -> tuple[Trace, LivePlan]:
+              **plan: int) -> tuple[Trace, LivePlan]:
     """The schedule on a live executor at its replay's times; returns the trace and the plan,
     whose `report` says how it was scaled and whether the order held."""
     live = LivePlan(schedule, **plan)
