@@ -291,7 +291,7 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
     for a, b in zip(normalised(left), normalised(right), strict=True):
         differences = [
             f"{what}: {x!r} vs {y!r}"
-            for what, x, y in zip(("reply", "row", "process"), a[1:], b[1:])
+            for what, x, y in zip(("reply", "row", "process"), a[1:], b[1:], strict=True)
             if x != y
         ]
         rows.append((a[0], not differences, "; ".join(differences)))

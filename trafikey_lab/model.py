@@ -13,8 +13,9 @@ deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
+from typing import ClassVar, cast
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.errors import ReplyError
@@ -143,7 +144,7 @@ class Store:
             raise ReplyError(arity_error(verb))
         row = self.hash_or_new(args[0])
         added = sum(k not in row for k in args[1::2])
-        row.update(zip(args[1::2], args[2::2]))
+        row.update(zip(args[1::2], args[2::2], strict=False))
         return added
 
     def zadd_command(self, verb, args):
@@ -151,7 +152,7 @@ class Store:
             raise ReplyError(arity_error(verb))
         zset = self.zset_or_new(args[0])
         added = 0
-        for score, member in zip(args[1::2], args[2::2]):
+        for score, member in zip(args[1::2], args[2::2], strict=False):
             added += member not in zset.scores
             zset.scores[member] = float(score)
         return added
@@ -217,13 +218,13 @@ class Store:
         """SCAN <cursor> [MATCH <pattern>] [COUNT <n>]: every match in one reply, cursor 0."""
         if not args or len(args) % 2 == 0:
             raise ReplyError(arity_error(verb))
-        options = {name.upper(): value for name, value in zip(args[1::2], args[2::2])}
+        options = {name.upper(): value for name, value in zip(args[1::2], args[2::2], strict=True)}
         if set(options) - {b"MATCH", b"COUNT"}:
             raise ReplyError("ERR syntax error")
         pattern = glob_pattern(options.get(b"MATCH", b"*"))
         return 0, sorted(key for key in self.data if pattern.fullmatch(key))
 
-    COMMANDS = {
+    COMMANDS: ClassVar[dict[str, Callable[..., object]]] = {
         "HSET": hset_command,
         "ZADD": zadd_command,
         "SET": set_command,
@@ -441,7 +442,7 @@ class ModelServer:
     def plan_extends(self, active: bytes, triples: list[bytes], attempts: list[int]):
         """EXTENDS' read pass: the (id, row) of each live triple, in argument order."""
         live = []
-        for member, row, attempt in zip(triples[0::3], triples[1::3], attempts):
+        for member, row, attempt in zip(triples[0::3], triples[1::3], attempts, strict=False):
             self.store.check_hash(row)
             if self.lease_is_live(active, row, member, attempt):
                 live.append((member, row))
@@ -529,7 +530,7 @@ class ModelServer:
 
     # -- the command table, as the module's OnLoad registers it -----------------------------
 
-    COMMANDS = {
+    COMMANDS: ClassVar[dict[str, Callable[..., object]]] = {
         "EMQ.CLAIM": claim_command,
         "EMQ.EXTEND": extend_command,
         "EMQ.EXTENDS": extends_command,

@@ -98,9 +98,9 @@ class Seen:
     it asked for them."""
 
     type: str | None = None
-    group: bytes | None | _NotRead = NOT_READ
-    epoch: bytes | None | _NotRead = NOT_READ
-    stalled: bytes | None | _NotRead = NOT_READ
+    group: bytes | _NotRead | None = NOT_READ
+    epoch: bytes | _NotRead | None = NOT_READ
+    stalled: bytes | _NotRead | None = NOT_READ
 
 
 COUNTING = (Kind.RECOVERED, Kind.DEAD)

@@ -87,7 +87,9 @@ def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, st
     process of the history they belong to (`compare`)."""
     rows = []
     compared = compare(model_trace, live_trace)
-    for (action, agree, detail), m, live in zip(compared, model_trace.steps, live_trace.steps):
+    # compare's last row is the outcome, past the steps: zip stops at the steps.
+    for (action, agree, detail), m, live in zip(compared, model_trace.steps, live_trace.steps,
+                                                strict=False):
         rows.append((action, step_summary(m), step_summary(live),
                      AGREE if agree else f"{DIFFER}: {detail}"))
     action, agree, detail = compared[-1]
