@@ -214,7 +214,7 @@ MUTANTS = (
     Mutant(
         "model: EXTENDS does not re-stamp",
         MODEL,
-        '            self.store.data[row][b"lease_epoch"] = run_id\n'
+        '            cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id\n'
         "        return [member for member, _ in live]",
         "        return [member for member, _ in live]",
         (VERBS + "test_extends_extends_the_live_leases_in_argument_order_under_one_deadline",),
