@@ -2,6 +2,7 @@
 schedule's times, and each boundary the epoch has on a time axis, crossed by one millisecond."""
 
 from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -174,7 +175,7 @@ def test_a_schedule_the_lab_cannot_play_is_refused_with_how_to_fix_it(change, wo
     with pytest.raises(ValueError, match=words.replace("(", r"\(")):
         decide(bad)
     model = ModelExecutor()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
         play(bad, model)
     assert model.dataset() == {}
 
@@ -192,7 +193,7 @@ def test_the_live_plan_keeps_every_moment_in_order_within_about_3_seconds(schedu
     plan = S.LivePlan(schedule)
     times = S.key_times(schedule)
     live = [plan.live[t] for t in times]
-    assert all(a < b for a, b in zip(live, live[1:]))
+    assert all(a < b for a, b in pairwise(live))
     # only the widened gaps may push the replay past the budget
     assert plan.total_ms <= 3000 + plan.min_gap_ms * len(times)
     if schedule.restarts:

@@ -240,7 +240,8 @@ def test_a_start_that_fails_on_a_line_holding_the_password_quotes_it_masked(tmp_
     with pytest.raises(ServerStartError) as caught:
         server.start()
     message = str(caught.value)
-    assert "requirepass" in message and "***" in message, message
+    assert "requirepass" in message, message
+    assert "***" in message, message
     assert "line-secret-1" not in message
 
 

@@ -268,13 +268,16 @@ def test_run_live_pressed_again_while_it_runs_ends_in_whole_runs_that_agree(kern
     first, second = kernel.click(button), kernel.click(button)
     replies = [kernel.collect(first), kernel.collect(second)]
     played = replies[0].states(status)
-    assert played and agreed(played[-1]), played
+    assert played, played
+    assert agreed(played[-1]), played
     for reply in replies:
         played = reply.states(status)
         assert not played or agreed(played[-1]), played
-        assert not reply.error and "Traceback" not in reply.stderr, reply.text
+        assert not reply.error, reply.text
+        assert "Traceback" not in reply.stderr, reply.text
     last = kernel.run("print(w.run_live.disabled)\nprint(w.status.value)").stdout.splitlines()
-    assert last[0] == "False" and agreed(last[1]), last
+    assert last[0] == "False", last
+    assert agreed(last[1]), last
     one_server(kernel, kernel.json(STATE))
 
 
@@ -324,11 +327,13 @@ def fill(folder: Path) -> Path:
     """Writes a file into folder until its disk has no room left; returns the file."""
     filler = folder / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
+    def fill() -> None:
         while True:
             os.write(fd, bytes(4096))
-    except OSError as exc:
-        assert exc.errno == errno.ENOSPC, exc
+
+    try:
+        with pytest.raises(OSError, match=os.strerror(errno.ENOSPC)):
+            fill()
     finally:
         os.close(fd)
     return filler
@@ -350,7 +355,8 @@ def test_a_full_disk_under_the_scratch_folder_fails_the_restart_naming_the_cause
         assert "No space left on device" in message
         assert "bytes free" in message
         assert "Free some space on that disk" in message
-        assert server.running and live.run_id == run_id, "the refused restart stopped the server"
+        assert server.running, "the refused restart stopped the server"
+        assert live.run_id == run_id, "the refused restart stopped the server"
         assert live.row(queue, "job-1")[b"state"] == b"pending"
 
         filler.unlink()
@@ -393,7 +399,7 @@ def test_two_notebooks_open_at_once_each_get_their_own_server():
                 errors.append(exc)
 
         threads = [threading.Thread(target=run, args=pair)
-                   for pair in zip(kernels, ("01", "02"))]
+                   for pair in zip(kernels, ("01", "02"), strict=True)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -402,11 +408,11 @@ def test_two_notebooks_open_at_once_each_get_their_own_server():
         states = [k.json(STATE) for k in kernels]
         for key in ("pid", "port", "dir", "secret"):
             assert states[0][key] != states[1][key], key
-        for kernel, state in zip(kernels, states):
+        for kernel, state in zip(kernels, states, strict=True):
             one_server(kernel, state)
         kernels[0].run('course.server.client.set("written by", "the first notebook")')
         assert kernels[1].json('print(json.dumps(course.server.client.exists("written by")))') == 0
-        for state, name in zip(states, ("01", "02")):
+        for state, name in zip(states, ("01", "02"), strict=True):
             assert state["secret"] not in printed[name]
     finally:
         for kernel in kernels:

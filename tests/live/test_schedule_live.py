@@ -71,7 +71,7 @@ def replay_all(executors, schedules):
     shares = [schedules[i::len(executors)] for i in range(len(executors))]
     with ThreadPoolExecutor(len(executors)) as pool:
         done = pool.map(lambda pair: [replay(pair[0], s) for s in pair[1]],
-                        zip(executors, shares))
+                        zip(executors, shares, strict=True))
         return [result for share in done for result in share]
 
 

@@ -74,7 +74,7 @@ def test_a_restart_that_finds_its_port_taken_says_so_and_moves_to_a_free_one(ser
     server.client.set("kept", "yes")
     first, port, folder = server.run_id, server.port, server.data_dir
     with take_the_port_once_stopped(server, monkeypatch) as squatter:
-        with pytest.warns(UserWarning) as warned:
+        with pytest.warns(UserWarning, match="was taken by another process") as warned:
             second = server.restart()
         assert squatter.getsockname()[1] == port
     assert [str(w.message) for w in warned] == [
@@ -94,9 +94,9 @@ def test_a_restart_that_finds_its_port_taken_says_so_and_moves_to_a_free_one(ser
 def test_a_restart_keeps_a_port_it_was_given_and_says_how_to_free_it(servers, monkeypatch):
     port = free_port()
     server = servers(port=port)
-    with take_the_port_once_stopped(server, monkeypatch):
-        with pytest.raises(ServerStartError) as caught:
-            server.restart()
+    with take_the_port_once_stopped(server, monkeypatch), \
+            pytest.raises(ServerStartError) as caught:
+        server.restart()
     message = str(caught.value)
     assert f"port {port} was taken by another process during the restart" in message
     assert "port= so that a restart can move" in message
@@ -206,7 +206,7 @@ def test_a_call_on_a_stopped_server_says_how_to_start_it():
     server = choose_server().start()
     live = LiveExecutor(server)
     server.stop()
-    with pytest.raises(ServerStopped, match="start it with server.start"):
+    with pytest.raises(ServerStopped, match=r"start it with server\.start"):
         live.claim(Queue(), 1000)
 
 

@@ -225,7 +225,8 @@ def test_extends_extends_the_live_leases_in_argument_order_under_one_deadline(ex
     for job in ("a", "b", "c"):
         claimed(executor, queue, job, lease=10)
         executor.call("HSET", queue.row_key(job), "lease_epoch", ZERO)
-    assert executor.extends(queue, 9000, [("c", 1), ("a", 2), ("b", 1), ("a", 1)]) == [b"c", b"b", b"a"]
+    extended = executor.extends(queue, 9000, [("c", 1), ("a", 2), ("b", 1), ("a", 1)])
+    assert extended == [b"c", b"b", b"a"]
     deadlines = {score(executor, queue.active, job) for job in ("a", "b", "c")}
     assert len(deadlines) == 1
     for job in ("a", "b", "c"):
@@ -347,7 +348,8 @@ LADDER = 200
 """Rungs of the boundary ladder, one per millisecond: the time a sweep may take to arrive."""
 
 
-def test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later(executor, queue):
+def test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later(
+        executor, queue):
     """The sweep reads one now, selects deadline <= now and scores the dead with that now, so a
     dead-lettered member's score says which now the sweep used. Every rung of a ladder of
     leases of this process, one deadline per millisecond from the clock read just before the
@@ -362,7 +364,8 @@ def test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_la
         deadlines = {job: start + i for i, job in enumerate(rungs)}
         executor.call("ZADD", queue.active, *[p for job in rungs for p in (deadlines[job], job)])
         recovered, dead = executor.sweep(queue, 1)
-        assert recovered == [] and dead, "no rung was swept, not even the one at the clock read before"
+        assert recovered == []
+        assert dead, "no rung was swept, not even the one at the clock read before"
         dead_scores = {score(executor, queue.dead, job) for job in dead}
         assert len(dead_scores) == 1, f"one sweep scored its dead with several nows: {dead_scores}"
         now = int(dead_scores.pop())

@@ -35,14 +35,16 @@ def test_c_excerpt_runs_from_one_line_of_code_through_another_within_the_functio
 
 
 def test_c_excerpt_searches_only_the_named_function():
-    text = c_excerpt("extend_command", "zadd_effect(ctx, &keys[0]", "hset_effect(ctx, keys[1].handle")
+    text = c_excerpt("extend_command", "zadd_effect(ctx, &keys[0]",
+                     "hset_effect(ctx, keys[1].handle")
     # CLAIM's write pass comes first in the file; within extend_command it is EXTEND's
     assert "zadd_effect(ctx, &keys[0], deadline, &argv[3], 1);" in text
     assert "claim.row" not in text
 
 
 def test_c_excerpt_brings_the_comment_right_above_its_first_line():
-    text = c_excerpt("extend_command", "zadd_effect(ctx, &keys[0]", "hset_effect(ctx, keys[1].handle")
+    text = c_excerpt("extend_command", "zadd_effect(ctx, &keys[0]",
+                     "hset_effect(ctx, keys[1].handle")
     assert text.splitlines()[0].strip().startswith("/*")
 
 
@@ -58,7 +60,7 @@ def test_c_excerpt_names_a_function_it_cannot_find():
 
 
 def test_c_excerpt_names_a_line_it_cannot_find_within_the_function():
-    with pytest.raises(ValueError, match="no code line of claim_command .* 'no such line'"):
+    with pytest.raises(ValueError, match=r"no code line of claim_command .* 'no such line'"):
         c_excerpt("claim_command", "no such line")
 
 
@@ -76,7 +78,8 @@ def test_building_without_a_c_compiler_says_how_to_get_one(tmp_path):
     assert "xcode-select --install" in result.stderr
 
 
-def test_c_excerpt_takes_the_definition_not_a_comment_that_names_the_function(monkeypatch, tmp_path):
+def test_c_excerpt_takes_the_definition_not_a_comment_that_names_the_function(
+        monkeypatch, tmp_path):
     (tmp_path / "trafikey.c").write_text(
         "/* plan_claim(ctx) is called once per claim */\n"
         "static int plan_claim(int ctx)\n{\n    return ctx;\n}\n"

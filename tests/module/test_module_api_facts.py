@@ -116,8 +116,11 @@ def test_a_refused_verb_leaves_watchers_alone(lab, client):
         with pytest.raises(redis.ResponseError, match="not an integer"):
             sweep(client)
         assert exec_after_watching(lab, key, lambda: None), key
-    assert exec_after_watching(lab, QUEUE.active, lambda: pytest.raises(
-        redis.ResponseError, sweep, client))
+    def refused() -> None:
+        with pytest.raises(redis.ResponseError):
+            sweep(client)
+
+    assert exec_after_watching(lab, QUEUE.active, refused)
 
 
 # -- MULTI/EXEC -----------------------------------------------------------------------------
@@ -177,7 +180,8 @@ def test_a_claim_sends_the_events_its_plain_zrem_hset_zadd_send(client):
     here = client.info("server")["run_id"]
     plain = events_of(client, lambda: (
         client.zrem(QUEUE.pending, "ghost", "a"),
-        client.hset(QUEUE.row_key("a"), mapping={"state": "active", "attempts": 1, "lease_epoch": here}),
+        client.hset(QUEUE.row_key("a"),
+                    mapping={"state": "active", "attempts": 1, "lease_epoch": here}),
         client.zadd(QUEUE.active, {"a": 2})))
     assert native == plain
     assert [event for event, _ in native] == [b"zrem", b"del", b"hset", b"zadd"]

