@@ -23,9 +23,15 @@ APP_PORT ?= 8866
 app: $(STAMP)
 	$(BIN)/voila app/projector.ipynb --Voila.config_file_paths=app --port=$(APP_PORT) $(APP_ARGS)
 
+# Two workers (pytest-xdist): most tests wait on a server, a kernel or a browser, so two keep
+# two cores busy. --dist loadfile runs each file in one worker, in order: a notebook's cells
+# share one kernel, a file's fixtures one server. (Each worker starts its own session server,
+# and its own JupyterLab for the browser files it gets. xdist's loadgroup, which could keep the
+# browser files together, does not group under pytest 9.) The slowest tests are listed last.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg tests notebooks
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 \
+		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks
 
 setup: $(STAMP)
 

@@ -431,13 +431,10 @@ class Rehearsal:
     # -- 8: Run live in the browser ----------------------------------------------------------
 
     def browser(self) -> None:
-        sys.path.insert(0, str(REPO))
-        try:
-            from tests.browser.lab import JupyterLab
-            from tests.browser.notebook import NotebookRun
-            from tests.browser.widgets import LeaseAcrossRestartView
-        finally:
-            sys.path.remove(str(REPO))
+        # Imported here, not at the top: only this step needs Playwright.
+        from lab_pages.lab import JupyterLab
+        from lab_pages.notebook import NotebookRun
+        from lab_pages.widgets import LeaseAcrossRestartView
 
         class HubLab(JupyterLab):
             """The learner's server behind the hub: the page is let in by the cookies of the

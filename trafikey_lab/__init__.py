@@ -62,10 +62,10 @@ _HOMES = {
 }
 
 __all__ = [
-    "BadNamespace",
-    "AttachedServer",
-    "Executor",
     "HISTORIES",
+    "AttachedServer",
+    "BadNamespace",
+    "Executor",
     "InsecureServer",
     "LabError",
     "LabServer",

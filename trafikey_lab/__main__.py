@@ -48,14 +48,16 @@ def connect_lines(lab: OwnedServer) -> list[str]:
     url = redis_url(host, lab.port, lab.password)
     lines = [f"listening on every interface ({lab.bind}), port {lab.port}"] if everywhere else []
     if not lab.password:
-        return lines + [
+        return [
+            *lines,
             "no password: every user of this machine can read and change its rows",
             f"connect: redis-cli -h {host} -p {lab.port}, or "
             f"redis.Redis(host={host!r}, port={lab.port}) in Python,",
             f"  or TRAFIKEY_VALKEY_URL={url} for the notebooks",
             SHARED,
         ]
-    return lines + [
+    return [
+        *lines,
         f"password: {lab.password}",
         "  (whoever has it can read and change every row: share it only with your group)",
         f"connect: REDISCLI_AUTH={lab.password} redis-cli -h {host} -p {lab.port}",

@@ -4,6 +4,7 @@ Every check returns a Check; a failed one carries the fix. A check whose prerequ
 is not run, and says which one it waits for.
 """
 
+import contextlib
 import os
 import platform
 import shutil
@@ -101,7 +102,9 @@ class Check:
 
 def check_python() -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
-    if sys.version_info >= (3, 11):
+    # Past the version pyproject.toml requires, but a learner may run the doctor from an older
+    # Python than the one the .venv needs: this says so.
+    if sys.version_info >= (3, 11):  # noqa: UP036
         return Check("Python", True, version)
     return Check("Python", False, version, "use Python 3.11 or newer for the .venv")
 
@@ -179,18 +182,15 @@ def check_live(lab: LabServer) -> list[Check]:
         checks.append(Check("one claim and one sweep", False, f"{type(exc).__name__}: {exc}",
                             "rebuild the module with `pip install -e .` and run doctor again"))
     finally:
-        try:
+        with contextlib.suppress(Exception):
             live.clear(queue)
-        except Exception:
-            pass
     return checks
 
 
 def run() -> list[Check]:
     checks = [check_python(), check_packages(), check_compiler(), check_module(), check_binary()]
     if not all(c.ok for c in checks):
-        return checks + [Check("server starts", False, "not tried",
-                               "fix the steps above first")]
+        return [*checks, Check("server starts", False, "not tried", "fix the steps above first")]
     lab = choose_server()
     try:
         return checks + check_live(lab)

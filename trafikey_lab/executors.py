@@ -14,6 +14,7 @@ import getpass
 import os
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from trafikey_lab import epoch
 from trafikey_lab.errors import BadNamespace, ReplyError
@@ -126,7 +127,7 @@ class Executor:
 
     # -- primitives each executor provides ---------------------------------------------------
 
-    def call(self, *args):
+    def call(self, *args: Any) -> Any:
         """One command; its reply in the form redis-py's client gives it."""
         raise NotImplementedError
 
@@ -244,7 +245,7 @@ class ModelExecutor(Executor):
     def __init__(self, server: ModelServer | None = None):
         self.server = server or ModelServer()
 
-    def call(self, *args):
+    def call(self, *args: Any) -> Any:
         return self.server.execute(*args)
 
     def answers(self, command: str) -> bool:

@@ -8,6 +8,7 @@ module reports only its reply (and leaves the row's stalled). A history may hold
 lease (a sweep, then another claim): the trace's stamp and reading are those of the last one.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
@@ -91,7 +92,7 @@ class Step:
     action: str
     call: str
     reply: object
-    row: dict
+    row: dict[bytes, bytes]
     run_id: str
     at_ms: int
 
@@ -149,7 +150,8 @@ def reading_line(trace: Trace) -> str:
 
 
 def play(history: History | str, max_stalled: int, executor: Executor,
-         queue: Queue = Queue("{lease}"), lease_ms: int = LEASE_MS, progress=None) -> Trace:
+         queue: Queue = Queue("{lease}"), lease_ms: int = LEASE_MS,
+         progress: Callable[[int, int, str], object] | None = None) -> Trace:
     """Plays one history from an empty queue and returns its trace.
 
     progress, if given, is called as progress(index, count, action) before each step, so a
@@ -247,12 +249,12 @@ def _call_text(action: str, done: Performed, lease_ms: int, max_stalled: int) ->
     }[Action(action)]
 
 
-def _attempt(row: dict) -> int:
+def _attempt(row: dict[bytes, bytes]) -> int:
     value = row.get(b"attempts")
     return int(value) if value is not None and value.isdigit() else 0
 
 
-def _normal(value, names: dict[str, str]):
+def _normal(value: object, names: dict[str, str]) -> object:
     """A value with run_ids named by process and clock times hidden, for comparison."""
     if isinstance(value, bytes):
         text = value.decode(errors="replace")
@@ -268,7 +270,7 @@ def _normal(value, names: dict[str, str]):
     return value
 
 
-def normalised(trace: Trace) -> list[tuple]:
+def normalised(trace: Trace) -> list[tuple[str, object, object, str]]:
     names = {run_id: f"process {n}" for n, run_id in enumerate(trace.run_ids, 1)}
     return [
         (s.action, _normal(s.reply, names), _normal(s.row, names), names[s.run_id])
@@ -289,7 +291,7 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
     for a, b in zip(normalised(left), normalised(right), strict=True):
         differences = [
             f"{what}: {x!r} vs {y!r}"
-            for what, x, y in zip(("reply", "row", "process"), a[1:], b[1:])
+            for what, x, y in zip(("reply", "row", "process"), a[1:], b[1:], strict=True)
             if x != y
         ]
         rows.append((a[0], not differences, "; ".join(differences)))

@@ -13,7 +13,9 @@ deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar, cast
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.errors import ReplyError
@@ -142,7 +144,7 @@ class Store:
             raise ReplyError(arity_error(verb))
         row = self.hash_or_new(args[0])
         added = sum(k not in row for k in args[1::2])
-        row.update(zip(args[1::2], args[2::2]))
+        row.update(zip(args[1::2], args[2::2], strict=False))
         return added
 
     def zadd_command(self, verb, args):
@@ -150,7 +152,7 @@ class Store:
             raise ReplyError(arity_error(verb))
         zset = self.zset_or_new(args[0])
         added = 0
-        for score, member in zip(args[1::2], args[2::2]):
+        for score, member in zip(args[1::2], args[2::2], strict=False):
             added += member not in zset.scores
             zset.scores[member] = float(score)
         return added
@@ -170,7 +172,8 @@ class Store:
         if len(args) < 2:
             raise ReplyError(arity_error(verb))
         self.check_zsets(args[0])
-        present = self.data.get(args[0], ZSet()).scores
+        # check_zsets refused any key that holds another type.
+        present = cast(ZSet, self.data.get(args[0], ZSet())).scores
         removed = sum(member in present for member in set(args[1:]))
         for member in args[1:]:
             self.zrem(args[0], member)
@@ -215,13 +218,13 @@ class Store:
         """SCAN <cursor> [MATCH <pattern>] [COUNT <n>]: every match in one reply, cursor 0."""
         if not args or len(args) % 2 == 0:
             raise ReplyError(arity_error(verb))
-        options = {name.upper(): value for name, value in zip(args[1::2], args[2::2])}
+        options = {name.upper(): value for name, value in zip(args[1::2], args[2::2], strict=True)}
         if set(options) - {b"MATCH", b"COUNT"}:
             raise ReplyError("ERR syntax error")
         pattern = glob_pattern(options.get(b"MATCH", b"*"))
         return 0, sorted(key for key in self.data if pattern.fullmatch(key))
 
-    COMMANDS = {
+    COMMANDS: ClassVar[dict[str, Callable[..., object]]] = {
         "HSET": hset_command,
         "ZADD": zadd_command,
         "SET": set_command,
@@ -402,7 +405,7 @@ class ModelServer:
         fields = {b"state": b"active", b"attempts": b"%d" % (attempts + 1)}
         if stamp:
             fields[b"lease_epoch"] = run_id
-        self.store.data[prefix + claimed].update(fields)
+        cast(dict[bytes, bytes], self.store.data[prefix + claimed]).update(fields)
         self.store.zset_or_new(active).scores[claimed] = float(deadline)
         return [claimed, attempts + 1, deadline]
 
@@ -433,13 +436,13 @@ class ModelServer:
             return 0
         self.store.zset_or_new(active).scores[member] = float(deadline)
         if stamp:
-            self.store.data[row][b"lease_epoch"] = run_id
+            cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id
         return 1
 
     def plan_extends(self, active: bytes, triples: list[bytes], attempts: list[int]):
         """EXTENDS' read pass: the (id, row) of each live triple, in argument order."""
         live = []
-        for member, row, attempt in zip(triples[0::3], triples[1::3], attempts):
+        for member, row, attempt in zip(triples[0::3], triples[1::3], attempts, strict=False):
             self.store.check_hash(row)
             if self.lease_is_live(active, row, member, attempt):
                 live.append((member, row))
@@ -460,7 +463,7 @@ class ModelServer:
         live = self.plan_extends(active, triples, attempts)
         for member, row in live:
             self.store.zset_or_new(active).scores[member] = float(deadline)
-            self.store.data[row][b"lease_epoch"] = run_id
+            cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id
         return [member for member, _ in live]
 
     def plan_sweep(self, active, pending, dead, prefix, max_stalled, limit=DEFAULT_LIMIT):
@@ -527,17 +530,17 @@ class ModelServer:
 
     # -- the command table, as the module's OnLoad registers it -----------------------------
 
-    COMMANDS = {
+    COMMANDS: ClassVar[dict[str, Callable[..., object]]] = {
         "EMQ.CLAIM": claim_command,
         "EMQ.EXTEND": extend_command,
         "EMQ.EXTENDS": extends_command,
         "EMQ.STALLED.CHECK": stalled_check_command,
     }
 
-    def execute(self, *args):
-        if not args:
+    def execute(self, *given):
+        if not given:
             raise ReplyError("ERR no command given")
-        args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        args = [a if isinstance(a, bytes) else str(a).encode() for a in given]
         name = args[0].decode(errors="replace").upper()
         if name in self.COMMANDS:
             return self.COMMANDS[name](self, name, args[1:])

@@ -6,6 +6,7 @@ Content only: `widgets.diagnostic.Diagnostic` lays a Question out and answers a 
 tests hold each question here against the model and the C without a widget.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from trafikey_lab.histories import History
@@ -23,7 +24,7 @@ class Option:
     """For a wrong option: the mistaken idea behind it, in a few words."""
 
 
-def check_options(options) -> None:
+def check_options(options: Iterable[Option]) -> None:
     """Exactly one right option; every wrong one names its misconception; no two alike."""
     options = list(options)
     if len(options) < 2:
@@ -48,7 +49,7 @@ class Question:
     prompt: str
     options: tuple[Option, ...]
 
-    def __init__(self, prompt: str, options):
+    def __init__(self, prompt: str, options: Iterable[Option]):
         check_options(options)
         object.__setattr__(self, "prompt", prompt)
         object.__setattr__(self, "options", tuple(options))

@@ -7,6 +7,7 @@ text and HTML (notebook 05; its figure is `plots.dead_letters`, its widget
 import html
 import math
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class Budget:
     counts_restarts: bool
     note: str = ""
 
+
+Row = dict[str, Any]
+"""One queue's line of the table, by column name (restart_dead_letters gives them)."""
 
 BUDGETS = (
     # A job fails once its stall count is greater than maxStalledCount: the second stall.
@@ -58,7 +62,8 @@ def poisson_tail(mean: float, at_least: int) -> float:
 
 
 def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minutes: float,
-                         lease_s: float, down_s: float, budgets=BUDGETS) -> list[dict]:
+                         lease_s: float, down_s: float,
+                         budgets: tuple[Budget, ...] = BUDGETS) -> list[Row]:
     """Healthy jobs a week each queue dead-letters because of restarts alone, in a model:
     jobs_in_flight jobs at all times, each running job_minutes; restarts come at random
     (Poisson) restarts_per_week times a week and each lasts down_s seconds. The model assumes
@@ -82,7 +87,7 @@ def restart_dead_letters(jobs_in_flight: int, restarts_per_week: float, job_minu
     return rows
 
 
-def dead_text(row: dict) -> str:
+def dead_text(row: Row) -> str:
     """A row's healthy jobs dead-lettered a week, to the precision the model has."""
     if row["dead_per_week"] == 0:
         return "0"
@@ -91,29 +96,29 @@ def dead_text(row: dict) -> str:
     return f"{row['dead_per_week']:.2g}"
 
 
-def forgiven_text(row: dict) -> str:
+def forgiven_text(row: Row) -> str:
     if row["counts_restarts"]:
         return str(row["forgiven"])
     return f"{row['forgiven']}, restarts not counted"
 
 
-def marked(row: dict) -> str:
+def marked(row: Row) -> str:
     """The queue's name, with a * when a note below the table says its row is another event."""
     return f"{row['queue']}*" if row.get("note") else row["queue"]
 
 
-def footnotes(rows: list[dict]) -> list[str]:
+def footnotes(rows: list[Row]) -> list[str]:
     return [f"* {r['note']}" for r in rows if r.get("note")]
 
 
-def dead_letter_table(rows: list[dict]) -> str:
+def dead_letter_table(rows: list[Row]) -> str:
     lines = [f"{'queue':<12} {'limit':<32} {'lost leases forgiven':<24} healthy jobs dead a week"]
     lines += [f"{marked(r):<12} {r['limit']:<32} {forgiven_text(r):<24} {dead_text(r)}"
               for r in rows]
     return "\n".join(lines + footnotes(rows))
 
 
-def table_html(rows: list[dict]) -> str:
+def table_html(rows: list[Row]) -> str:
     body = "".join(
         f"<tr><td>{html.escape(marked(r))}</td><td>{r['limit']}</td><td>{forgiven_text(r)}</td>"
         f"<td>{dead_text(r)}</td></tr>" for r in rows)

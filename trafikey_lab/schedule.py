@@ -22,6 +22,8 @@ Two rules of time the schedule needs and the verbs do not say:
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
+from typing import TypeVar
 
 from trafikey_lab import epoch
 from trafikey_lab.executors import Executor, Queue
@@ -280,8 +282,29 @@ class Clock:
         """Called after each call, with the lease's deadline then."""
 
 
-def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
-         clock: Clock | None = None, before_sweep=None) -> Trace:
+E = TypeVar("E", bound=Executor)
+"""The executor a schedule plays on: before_sweep is handed that same one (a widget gives
+the model and reads its plan of the sweep)."""
+
+
+def _call(schedule: Schedule, moment: Moment) -> str | Callable[[Performed], str] | None:
+    """How the trace names a moment's call, or None for the sweep, which play reads apart: an
+    extension's name says its attempt, known only once it ran."""
+    if moment.action == Action.CLAIM:
+        return f"EMQ.CLAIM lease {schedule.lease_ms} ms"
+    if moment.action == Action.SCRIPTED_CLAIM:
+        return f"claim2 script, lease {schedule.lease_ms} ms"
+    if moment.action == Action.RESTART:
+        return f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms"
+    if moment.action in EXTENSIONS:
+        verb = f"{WORKERS[moment.action]} at {moment.at_ms} ms"
+        return lambda done: f"{verb}, attempt {done.attempt}, lease {schedule.lease_ms} ms"
+    return None
+
+
+def play(schedule: Schedule, executor: E, queue: Queue = Queue("{lease}"),
+         clock: Clock | None = None,
+         before_sweep: Callable[[E], object] | None = None) -> Trace:
     """Plays the schedule from an empty queue, one call at its time, and returns its trace.
 
     before_sweep, if given, is called with the executor just before the sweep runs (the
@@ -293,7 +316,7 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
     row_key = queue.prefix + JOB
     steps: list[Step] = []
 
-    def record(action: str, call: str, reply) -> None:
+    def record(action: str, call: str, reply: object) -> None:
         steps.append(Step(action, call, reply, executor.row(queue, JOB), executor.run_id,
                           executor.now_ms()))
 
@@ -319,16 +342,8 @@ def play(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}")
         if moment.action != schedule.claim:
             clock.wait(executor, moment, executor.deadline(queue, JOB))
         lease = clock.lease_ms(schedule, moment) if moment.action in GRANTS else 0
-        if moment.action == Action.CLAIM:
-            step(moment.action, f"EMQ.CLAIM lease {schedule.lease_ms} ms", lease)
-        elif moment.action == Action.SCRIPTED_CLAIM:
-            step(moment.action, f"claim2 script, lease {schedule.lease_ms} ms", lease)
-        elif moment.action == Action.RESTART:
-            step(moment.action, f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms")
-        elif moment.action in EXTENSIONS:
-            verb = f"{WORKERS[moment.action]} at {moment.at_ms} ms"
-            step(moment.action, lambda done: f"{verb}, attempt {done.attempt}, lease "
-                                             f"{schedule.lease_ms} ms", lease)
+        if (call := _call(schedule, moment)) is not None:
+            step(moment.action, call, lease)
         else:
             stamp = executor.row(queue, JOB).get(b"lease_epoch")
             if before_sweep is not None:
@@ -387,7 +402,7 @@ class LivePlan(Clock):
         def inside(a: int, b: int) -> bool:
             return schedule.restarts and down <= a and b <= up and a < b
 
-        span = sum(b - a for a, b in zip(times, times[1:]) if not inside(a, b))
+        span = sum(b - a for a, b in pairwise(times) if not inside(a, b))
         self.factor = min(1.0, budget_ms / (span + downtime)) if span + downtime else 1.0
         if downtime * self.factor < least:  # the restart's slot is fixed: shrink the rest
             self.factor = min(1.0, max(budget_ms - least, 0) / span) if span else 1.0
@@ -395,7 +410,7 @@ class LivePlan(Clock):
         self.slot_ms = max(least, self.scaled_downtime_ms)
         self.widened = 0
         self.live = {times[0]: 0.0}
-        for a, b in zip(times, times[1:]):
+        for a, b in pairwise(times):
             if inside(a, b):
                 gap = self.slot_ms * (b - a) / downtime
             else:
@@ -503,7 +518,7 @@ class LivePlan(Clock):
 
 
 def play_live(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
-              **plan) -> tuple[Trace, LivePlan]:
+              **plan: int) -> tuple[Trace, LivePlan]:
     """The schedule on a live executor at its replay's times; returns the trace and the plan,
     whose `report` says how it was scaled and whether the order held."""
     live = LivePlan(schedule, **plan)

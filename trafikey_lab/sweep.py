@@ -30,7 +30,9 @@ though the module fetched it. The model's decide_row answers each read from the 
 """
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from trafikey_lab import epoch
 
@@ -96,9 +98,9 @@ class Seen:
     it asked for them."""
 
     type: str | None = None
-    group: bytes | None | _NotRead = NOT_READ
-    epoch: bytes | None | _NotRead = NOT_READ
-    stalled: bytes | None | _NotRead = NOT_READ
+    group: bytes | _NotRead | None = NOT_READ
+    epoch: bytes | _NotRead | None = NOT_READ
+    stalled: bytes | _NotRead | None = NOT_READ
 
 
 COUNTING = (Kind.RECOVERED, Kind.DEAD)
@@ -150,7 +152,12 @@ def count_stall(stalled: bytes | None, max_stalled: int) -> Verdict:
     return Verdict(Kind.RECOVERED if count < max_stalled else Kind.DEAD, count)
 
 
-def decide(run_id: bytes, max_stalled: int, read, step_machine=None) -> tuple[Verdict, list[Need]]:
+StepMachine = Callable[[bytes, int, Seen], Need | Verdict]
+"""A member's step machine: decide_member, or the C's (native.decide_member)."""
+
+
+def decide(run_id: bytes, max_stalled: int, read: Callable[[Need], Any],
+           step_machine: StepMachine | None = None) -> tuple[Verdict, list[Need]]:
     """Runs the step machine to its verdict; `read(need)` answers one read. The machine is
     decide_member unless another is given (native.decide_member, the C's, for instance).
 

@@ -14,7 +14,8 @@ class Table:
     def __repr__(self) -> str:
         cells = [self.columns, *self.rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
+                 for row in cells]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
 

@@ -17,14 +17,14 @@ def short(run_id: bytes | str | None) -> str:
     return f"{text[:4]}…{text[-4:]}" if len(text) == epoch.RUN_ID_LEN else repr(text)
 
 
-def plain(value) -> str:
+def plain(value: object) -> str:
     """A stored value as text: bytes decoded, an absent field as "(none)"."""
     if value is None:
         return "(none)"
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def reply(value) -> str:
+def reply(value: object) -> str:
     """A verb's reply on one line, as a client would show it: nil for no value, a list in
     brackets, and anything as long as a run_id in the dive's short form."""
     if isinstance(value, (list, tuple)):

@@ -7,7 +7,7 @@ a schedule, so that each says these things in one set of words.
 """
 
 from trafikey_lab.executors import ModelExecutor, Queue
-from trafikey_lab.histories import Trace, compare, play
+from trafikey_lab.histories import History, Step, Trace, compare, play
 from trafikey_lab.model import SweptMember
 from trafikey_lab.sweep import Verdict, count_stall
 from trafikey_lab.text import plain, reply, short
@@ -20,7 +20,7 @@ AGREE = "✓ agree"
 DIFFER = "✗ differ"
 
 
-def play_on_model(history, max_stalled: int,
+def play_on_model(history: History | str, max_stalled: int,
                   queue: Queue = QUEUE) -> tuple[Trace, list[SweptMember]]:
     """Plays the history on a fresh model and returns (trace, plan): the plan is the model's
     read pass over the queue just before the sweep the trace reads, its last
@@ -28,7 +28,7 @@ def play_on_model(history, max_stalled: int,
     model = ModelExecutor()
     plans = []
 
-    def before(index, count, action):
+    def before(index: int, count: int, action: str) -> None:
         if action == "sweep":
             plans.append(model.plan_sweep(queue, max_stalled))
 
@@ -74,7 +74,7 @@ def counterfactual_note(trace: Trace) -> str:
             f"budget spent on a restart.")
 
 
-def step_summary(step) -> str:
+def step_summary(step: Step) -> str:
     """A step as one line: its reply and the stamp on the row after it."""
     stamp = step.row.get(b"lease_epoch")
     state = reply(step.row.get(b"state"))
@@ -87,7 +87,9 @@ def comparison_rows(model_trace: Trace, live_trace: Trace) -> list[tuple[str, st
     process of the history they belong to (`compare`)."""
     rows = []
     compared = compare(model_trace, live_trace)
-    for (action, agree, detail), m, live in zip(compared, model_trace.steps, live_trace.steps):
+    # compare's last row is the outcome, past the steps: zip stops at the steps.
+    for (action, agree, detail), m, live in zip(compared, model_trace.steps, live_trace.steps,
+                                                strict=False):
         rows.append((action, step_summary(m), step_summary(live),
                      AGREE if agree else f"{DIFFER}: {detail}"))
     action, agree, detail = compared[-1]

@@ -35,14 +35,13 @@ from typing import NoReturn
 
 import pytest
 
-from .lab import JupyterLab
-from .notebook import NotebookRun
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import chromium  # noqa: E402  (tools/ is not a package)
 from chromium import new_context  # noqa: E402
+from lab_pages.lab import JupyterLab  # noqa: E402
+from lab_pages.notebook import NotebookRun  # noqa: E402
 
 REQUIRE_ENV = "TRAFIKEY_REQUIRE_BROWSER"
 LAB_URL_ENV = "TRAFIKEY_LAB_URL"

@@ -3,9 +3,9 @@ own outputs (figures, tables, text, widgets), and none elsewhere but the ones Ju
 markup is listed for in axe.py. (The projector app's are checked in test_projector_app.py.)"""
 
 import pytest
+from lab_pages.notebook import COURSE
 
 from .axe import violations
-from .notebook import COURSE
 
 OUTPUTS = ".jp-OutputArea-output"
 

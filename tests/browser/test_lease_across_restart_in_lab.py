@@ -7,13 +7,12 @@ whether the model and the server agreed at every step.
 import re
 
 import pytest
+from lab_pages.notebook import course_notebook
+from lab_pages.widgets import AGREE, ANSWER_TIMEOUT, LeaseAcrossRestartView
 from playwright.sync_api import expect
 
 from trafikey_lab import HISTORIES
 from trafikey_lab.traces import counterfactual_note, play_on_model
-
-from .notebook import course_notebook
-from .widgets import AGREE, ANSWER_TIMEOUT, LeaseAcrossRestartView
 
 NOT_RUN = "not run live yet for this choice"
 COUNTED = {"stalled", "extended"}

@@ -1,8 +1,7 @@
 """Every course notebook, cleared and run in JupyterLab in a real browser, shows no error."""
 
 import pytest
-
-from .notebook import COURSE
+from lab_pages.notebook import COURSE
 
 
 @pytest.mark.parametrize("name", COURSE)

@@ -15,21 +15,21 @@ from pathlib import Path
 
 import pytest
 from chromium import new_context
-from playwright.sync_api import expect
-
-from trafikey_lab import epoch
-
-from .axe import violations
-from .conftest import ROOT
-from .lab import free_port
-from .notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
-from .widgets import (
+from lab_pages.lab import free_port
+from lab_pages.notebook import ERROR_WIDGET, LOADING_WIDGET, SCREENSHOTS
+from lab_pages.widgets import (
     ANSWER_TIMEOUT,
     RUN_LIVE,
     ExplorableLeaseView,
     LeaseAcrossRestartView,
     RunIdCheckerView,
 )
+from playwright.sync_api import expect
+
+from trafikey_lab import epoch
+
+from .axe import violations
+from .conftest import ROOT
 
 APP = "app/projector.ipynb"
 RENDER_TIMEOUT = 120_000
@@ -126,7 +126,7 @@ def load_app(page, url: str) -> None:
     widget drew its figure inside `with output:`, and Voila's server-side executor, which
     writes such captured output back to the kernel, now and then never sent that write and
     waited for the cell forever. The widget now sets its Output's state instead (pinned in
-    tests/test_widget_lease_across_restart.py); 110 loads with both cores kept busy rendered
+    tests/widgets/test_lease_across_restart.py); 110 loads with both cores kept busy rendered
     every time."""
     page.goto(url, timeout=RENDER_TIMEOUT)
 

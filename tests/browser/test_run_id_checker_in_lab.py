@@ -1,6 +1,6 @@
 """The RunIdChecker in notebook 01, in the browser: type a value, read the verdict it shows.
 
-The expected texts come from `read_value`, whose logic tests/test_widget_run_id_checker.py
+The expected texts come from `read_value`, whose logic tests/widgets/test_run_id_checker.py
 pins without a browser; here the question is whether what a learner types reaches the kernel
 and whether the answer comes back whole, whatever the value: the dive's test values, a near
 miss, a very long paste, emoji.
@@ -9,12 +9,11 @@ miss, a very long paste, emoji.
 import re
 
 import pytest
+from lab_pages.notebook import course_notebook
+from lab_pages.widgets import RunIdCheckerView
 
 from trafikey_lab import epoch
 from trafikey_lab.readings import NAMED_VALUES, read_value
-
-from .notebook import course_notebook
-from .widgets import RunIdCheckerView
 
 TYPED = {name: value for name, value in NAMED_VALUES.items() if value is not None}
 """The dive's values that can be typed (a missing field cannot: it is chosen instead)."""

@@ -241,7 +241,7 @@ def test_a_leaseholders_stamp_and_deadline_survive_kill_and_replay_so_the_sweep_
     server = make_server(persistence="aof")
     live, queue = LiveExecutor(server), Queue("{jobs}")
     live.add(queue, b"held")
-    job, attempts, deadline = live.claim(queue, 300)
+    _job, attempts, deadline = live.claim(queue, 300)
     assert live.extend(queue, b"held", attempts, 300) == 1
     granted = live.row(queue, b"held")
     deadline = live.deadline(queue, b"held")
@@ -286,7 +286,7 @@ def wait_in_sync(primary, replica, timeout=10.0):
 
 
 def raw(server):
-    return {key: value for key, value in LiveExecutor(server).dataset().items()}
+    return dict(LiveExecutor(server).dataset())
 
 
 def test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte(make_server):

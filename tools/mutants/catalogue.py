@@ -14,8 +14,8 @@ MODULE = "trafikey_lab/module/trafikey.c"
 MODEL = "trafikey_lab/model.py"
 SCHEDULE = "trafikey_lab/schedule.py"
 
-VERBS = "tests/test_verbs.py::"
-NATIVE = "tests/test_native.py"
+VERBS = "tests/live/test_verbs.py::"
+NATIVE = "tests/module/test_native.py"
 BOUNDARY_LIVE = VERBS + "test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later"
 BOUNDARY_DIFFERENTIAL = (
     "tests/reliability/test_differential.py::"
@@ -29,7 +29,7 @@ REPLICA = (
     "tests/reliability/test_faults.py::"
     "test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte"
 )
-TIME = "tests/test_schedule.py::"
+TIME = "tests/core/test_schedule.py::"
 ACL_ROWS = (
     "tests/reliability/test_isolation.py::"
     "test_acl_user_allowed_another_queues_prefix_but_not_its_rows_is_refused_by_the_module"
@@ -198,14 +198,14 @@ MUTANTS = (
         "    return lease_epoch != current\n",
         "    return (lease_epoch is None or len(lease_epoch) != len(current)\n"
         "            or lease_epoch[:-1] != current[:-1])\n",
-        ("tests/test_epoch.py",),
+        ("tests/core/test_epoch.py",),
     ),
     Mutant(
         "model: the dead rule uses > where it means >=",
         "trafikey_lab/sweep.py",
         "Verdict(Kind.RECOVERED if count < max_stalled else Kind.DEAD, count)",
         "Verdict(Kind.RECOVERED if count <= max_stalled else Kind.DEAD, count)",
-        ("tests/test_sweep.py",),
+        ("tests/core/test_sweep.py",),
     ),
     Mutant(
         "model: CLAIM writes no stamp",
@@ -217,7 +217,7 @@ MUTANTS = (
     Mutant(
         "model: EXTENDS does not re-stamp",
         MODEL,
-        '            self.store.data[row][b"lease_epoch"] = run_id\n'
+        '            cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id\n'
         "        return [member for member, _ in live]",
         "        return [member for member, _ in live]",
         (VERBS + "test_extends_extends_the_live_leases_in_argument_order_under_one_deadline",),

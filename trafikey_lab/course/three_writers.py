@@ -71,7 +71,7 @@ _READONLY = frozenset({
     "ZSCAN", "ZSCORE", "ZUNION",
 })
 """Every command Valkey flags readonly (COMMAND INFO), none of them flagged write: pinned
-against the live server's own flags in tests/test_exercise_lease_move.py."""
+against the live server's own flags in tests/notebooks/test_02_three_writers.py."""
 _KEYLESS_READS = frozenset({"PING", "ECHO", "TIME", "INFO", "LASTSAVE", "ROLE", "COMMAND",
                             "OBJECT", "XINFO"})
 """Commands that touch no data and write none, though Valkey flags them neither readonly nor

@@ -166,7 +166,8 @@ def _release(keeper: subprocess.Popen | None) -> None:
     if keeper is None:
         return
     stdin, stdout = keeper.stdin, keeper.stdout
-    assert stdin is not None and stdout is not None, "_launch opens both pipes"
+    assert stdin is not None, "_launch opens both pipes"
+    assert stdout is not None, "_launch opens both pipes"
     if keeper.poll() is None:
         stdin.close()
         try:
@@ -442,10 +443,8 @@ class OwnedServer(LabServer):
     def log_tail(self, lines: int = LOG_LINES_QUOTED) -> str:
         text: list[str] = []
         for path in (self.output_path, self.log_path):
-            try:
+            with contextlib.suppress(OSError):
                 text += path.read_text(errors="replace").splitlines() if path else []
-            except OSError:
-                pass
         return self._scrub("\n".join(text[-lines:])) or "(the server wrote nothing)"
 
     # -- internals ---------------------------------------------------------------------------

@@ -168,7 +168,8 @@ def pipelined_sweep(client: redis.Redis, queue: Queue, run_id: bytes, max_stalle
             pipe.hmget(queue.row_key(job), "group", "lease_epoch", "stalled")
         answers = pipe.execute()
     plan = []
-    for job, kind, (group, stamp, stalled) in zip(ids, answers[0::2], answers[1::2]):
+    for job, kind, (group, stamp, stalled) in zip(ids, answers[0::2], answers[1::2],
+                                                  strict=True):
         seen = sweep.Seen(type=kind.decode(), group=group, epoch=stamp, stalled=stalled)
         verdict = sweep.decide_member(run_id, max_stalled, seen)
         assert isinstance(verdict, sweep.Verdict), "every field it could ask for was read"
@@ -274,8 +275,9 @@ def small_measurement(queue: Queue = Queue("{measure}"), n: int = 2000, repeats:
             best[way] = min(best.get(way, usec), usec)
         with OwnedServer() as server:
             client = client_of(server)
-            usec = timed(client, ("info",),
-                         lambda: [client.info("server") for _ in range(info_calls)]).server_usec
+            usec = timed(client, ("info",),  # called at once, in this iteration
+                         lambda: [client.info("server") for _ in range(info_calls)]  # noqa: B023
+                         ).server_usec
         best["info"] = min(best.get("info", usec), usec)
     lines = [(f"each on a server of its own, best of {repeats} runs, the server's time inside "
               "the commands:")]

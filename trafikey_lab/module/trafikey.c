@@ -482,7 +482,7 @@ static void caller_release(struct caller *caller)
 
 /* ZsetRem, ZsetAdd and HashSet change the dataset and nothing else, so each
  * write below does the rest of what the plain command does, and the tests in
- * tests/test_module_api_facts.py pin each of these facts:
+ * tests/module/test_module_api_facts.py pin each of these facts:
  * - Replicate sends the plain command with the bytes written here (the
  *   stamp, the deadline computed here) to replicas and the AOF. The server
  *   wraps all the effects one verb replicates in one MULTI/EXEC (inside a
@@ -999,7 +999,7 @@ static void sweep_writes(ValkeyModuleCtx *ctx, const struct sweep *sweep)
             hset_effect(ctx, row, row_name, hset, 2);
         } else {
             /* Replicate holds its own reference to each value, so the count can go
-             * now (pinned in tests/test_module_api_facts.py). */
+             * now (pinned in tests/module/test_module_api_facts.py). */
             ValkeyModuleString *stalled = ValkeyModule_CreateStringFromLongLong(ctx, member->stalled);
             ValkeyModuleString *hset[] = {lit.state, member->verdict == VERDICT_DEAD ? lit.dead : lit.pending,
                                           lit.stalled, stalled};

@@ -1,0 +1,462 @@
+"""Notebook 04's module and the traces it shows: a history on the model, the counterfactual
+without the epoch (traces.py), the outcome table, the model held against a live server step by step, and the
+diagnostic question held against the history it is about.
+
+Notebook 04's exercise, a fifth history, tested like a verb: a catalogue of wrong histories
+the checker must refuse before playing anything, each with a message that helps without giving
+the prediction away; the right variants it must play; and the prediction, which is recorded
+first and cannot be changed once a play has shown the result."""
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
+from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
+from trafikey_lab.course.one_lease_across_a_restart import (
+    FIFTH_TITLE,
+    FifthHistory,
+    model_against_live,
+    outcome_table,
+)
+from trafikey_lab.histories import JOB, OUTCOME, History
+from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART as QUESTION
+from trafikey_lab.questions import QUESTION_HISTORY, QUESTION_MAX_STALLED
+from trafikey_lab.traces import (
+    AGREE,
+    DIFFER,
+    MAX_STALLED,
+    comparison_rows,
+    play_on_model,
+    without_epoch,
+)
+
+
+@pytest.mark.parametrize("max_stalled", MAX_STALLED)
+@pytest.mark.parametrize("history", sorted(HISTORIES))
+def test_without_epoch_counts_every_lease_against_the_budget(history, max_stalled):
+    trace, _ = play_on_model(history, max_stalled)
+    assert without_epoch(trace) == ("dead" if max_stalled == 1 else "recovered")
+
+
+def test_play_on_model_plans_the_sweep_that_then_ran():
+    trace, (member,) = play_on_model("extended", 1)
+    assert member.id == JOB
+    assert [n.value for n in member.reads] == ["type", "group", "lease_epoch", "stalled"]
+    assert member.verdict.kind == trace.outcome == "dead"
+
+
+def test_outcome_table_covers_every_history_at_each_budget():
+    table = outcome_table((1, 2))
+    assert len(table.rows) == 2 * len(HISTORIES)
+    restarted_1 = next(r for r in table.rows if r[0] == "the server restarted" and r[1] == "1")
+    assert restarted_1[2:] == ("3f2c…0812", "0000…0000", "exempt", "recovered", "dead")
+    upgrade_2 = next(r for r in table.rows if r[0] == "claimed before the upgrade" and r[1] == "2")
+    assert upgrade_2[2:] == ("(none)", "0000…0000", "exempt", "recovered", "recovered")
+
+
+def test_comparison_rows_mark_agreement_and_name_what_differs():
+    dead = play("stalled", 1, ModelExecutor())
+    recovered = play("stalled", 2, ModelExecutor())
+    assert all(row[3] == AGREE for row in comparison_rows(dead, dead))
+    marks = {row[0]: row[3] for row in comparison_rows(dead, recovered)}
+    assert marks["claim"] == AGREE
+    assert marks["sweep"].startswith(f"{DIFFER}: reply:")
+    assert marks[OUTCOME] == f"{DIFFER}: counted/dead vs counted/recovered"
+
+
+def test_comparison_rows_end_with_the_labs_reading_and_the_outcome_not_a_step():
+    trace = play("restarted", 2, ModelExecutor())
+    rows = comparison_rows(trace, trace)
+    assert [row[0] for row in rows] == [*trace.history.steps, OUTCOME]
+    assert rows[-1][1:3] == ("read as exempt → recovered", "read as exempt → recovered")
+
+
+ALL_AGREE = [
+    ("stalled    live: dead      stalled 1      read as counted · 1 process(es) · "
+     "agree on all 4 steps and on the reading and outcome"),
+    ("restarted  live: recovered stalled (none) read as exempt  · 2 process(es) · "
+     "agree on all 5 steps and on the reading and outcome"),
+    ("extended   live: dead      stalled 1      read as counted · 2 process(es) · "
+     "agree on all 6 steps and on the reading and outcome"),
+    ("upgrade    live: recovered stalled (none) read as exempt  · 2 process(es) · "
+     "agree on all 5 steps and on the reading and outcome"),
+]
+"""Each history's steps are counted as its steps (4 for the stalled one), and the last row of
+`compare`, the lab's reading and the outcome, apart from them."""
+
+
+class UnstampedClaims(ModelExecutor):
+    """A model whose claim is the script's: its leases carry no stamp, unlike the model's."""
+
+    def claim(self, queue, lease_ms):
+        return self.scripted_claim(queue, lease_ms)
+
+
+def test_model_against_live_gives_one_line_per_history_and_counts_the_steps_that_agree():
+    assert list(model_against_live(ModelExecutor())) == ALL_AGREE
+
+
+def test_model_against_live_counts_only_the_steps_that_agree_when_the_two_differ():
+    lines = list(model_against_live(UnstampedClaims()))
+    assert lines[0] == ("stalled    live: recovered stalled (none) read as exempt  · 1 process(es) "
+                        "· agree on 1 of 4 steps, not on the reading and outcome")
+    assert lines[2] == ("extended   live: dead      stalled 1      read as counted · 2 process(es) "
+                        "· agree on 4 of 6 steps and on the reading and outcome")
+    assert lines[3] == ALL_AGREE[3], "a scripted claim is the upgrade history's own first step"
+
+
+@pytest.mark.parametrize("max_stalled", [2, 3])
+def test_at_a_budget_where_counted_and_exempt_both_recover_the_line_shows_the_rows_stalled(
+        max_stalled):
+    """The module's own evidence: its reply says recovered for both; the row's stalled tells a
+    counted lease (1) from an exempt one (none)."""
+    lines = {line.split()[0]: line for line in model_against_live(ModelExecutor(),
+                                                                     max_stalled=max_stalled)}
+    assert "live: recovered stalled 1      read as counted" in lines["stalled"]
+    assert "live: recovered stalled (none) read as exempt " in lines["restarted"]
+
+
+def test_model_against_live_plays_only_the_history_without_a_restart_when_it_cannot_restart():
+    assert list(model_against_live(ModelExecutor(), restartable=False)) == ALL_AGREE[:1]
+
+
+def test_model_against_live_agrees_at_every_step_on_the_server(live, lab):
+    before = lab.run_id
+    assert list(model_against_live(live)) == ALL_AGREE
+    assert lab.run_id != before, "three of the four histories restart the server"
+
+
+# -- the diagnostic question --------------------------------------------------------------------
+
+MISCONCEPTIONS = {"a restart resets stalled", "exempt means not expired",
+                  "a failover changes run_id", "extend2 moves the lease to the new process"}
+
+
+def test_the_question_has_one_right_option_and_names_each_misconception():
+    options = QUESTION.options
+    assert sum(option.right for option in options) == 1
+    assert {o.misconception for o in options if not o.right} == MISCONCEPTIONS
+    assert all(o.why for o in options)
+
+
+@pytest.mark.parametrize("executor", ["model", "live"])
+def test_the_right_option_is_what_the_history_does_and_each_wrong_one_is_not(request, executor):
+    executor = request.getfixturevalue(executor)
+    trace = play(QUESTION_HISTORY, QUESTION_MAX_STALLED, executor)
+    before_restart = trace.steps[4]
+    assert before_restart.action == "claim" and before_restart.row[b"stalled"] == b"1", \
+        "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
+    extension = next(s for s in trace.steps if s.action == "scripted_extend")
+    assert extension.reply == 1, "the worker's extend2 found its lease live"
+    queue = Queue("{lease}")
+    data = executor.dataset()
+    row = trace.steps[-1].row
+    # right: back to pending uncounted, stalled still 1
+    assert trace.exempt and trace.outcome == "recovered" and row[b"stalled"] == b"1"
+    assert [m for m, _ in data[queue.pending][1]] == [JOB]
+    # extend2 moves the lease: it would have been counted, stalled 2, dead
+    assert row[b"lease_epoch"] != trace.sweep_run_id.encode() and row.get(b"stalled") != b"2"
+    # a restart resets stalled: the count is still there
+    assert row.get(b"stalled") is not None
+    # exempt means not expired: the job left active
+    assert queue.active not in data
+
+
+def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option_says():
+    # A primary promoted back without restarting keeps its run_id: on the model, that is the
+    # history with no restart at all.
+    steps = tuple(s for s in QUESTION_HISTORY.steps if s != "restart")
+    trace = play(History("failback", "no new run_id", steps, ""), QUESTION_MAX_STALLED,
+                 ModelExecutor())
+    assert not trace.exempt and trace.outcome == "dead"
+    assert trace.steps[-1].row[b"stalled"] == b"2"
+    right = next(o for o in QUESTION.options if o.right)
+    failover = next(o for o in QUESTION.options if o.misconception == "a failover changes run_id")
+    assert "counted, stalled 2, dead" in failover.why and "stalled keeps its 1" in right.why
+
+
+# -- the exercise: a fifth history -----------------------------------------------------------------
+
+RIGHT_PREDICTION = ("process 1", "exempt", "recovered")
+FIFTH = ("add", "claim", "restart", "scripted_extend", "expire", "sweep")
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "04_one_lease_across_a_restart.ipynb"
+ANSWER_WORDS = re.compile(r"\b(exempt|counted|recovered|dead|process [12]|no process)\b")
+"""What a message about the steps must not say: any of them would hint at the prediction."""
+
+
+def predicted(*prediction):
+    exercise = FifthHistory()
+    exercise.predict(*prediction)
+    return exercise
+
+
+# -- right variants: each tells the fifth history, so each is played ---------------------------
+
+RIGHT_STEPS = {
+    "the history as the answer writes it": FIFTH,
+    "a list instead of a tuple": list(FIFTH),
+    "two script extensions after the restart":
+        ("add", "claim", "restart", "scripted_extend", "scripted_extend", "expire", "sweep"),
+    "a script extension before the restart as well":
+        ("add", "claim", "scripted_extend", "restart", "scripted_extend", "expire", "sweep"),
+    "a native extension before the restart, by the process that claimed":
+        ("add", "claim", "extend", "restart", "scripted_extend", "expire", "sweep"),
+}
+
+
+@pytest.mark.parametrize("steps", RIGHT_STEPS.values(), ids=RIGHT_STEPS.keys())
+def test_a_history_that_tells_the_fifth_story_is_played_and_the_right_prediction_holds(steps):
+    feedback = predicted(*RIGHT_PREDICTION).check(steps)
+    assert feedback.kinds == [RIGHT], feedback.text
+    assert "on the model: the stamp names process 1, the sweep runs in process 2: exempt, so " \
+           "recovered, as you predicted" in feedback.text
+    (trace,) = feedback.traces
+    assert trace.steps[-1].row.get(b"stalled") is None
+    assert all(s.reply == 1 for s in trace.steps if s.action == "scripted_extend"), \
+        "each script extension found the lease live"
+
+
+@pytest.mark.parametrize("prediction", [
+    ("Process 1", "EXEMPT", "Recovered"),
+    ("  process   1 ", " exempt", "recovered\n"),
+], ids=["capitals", "spacing"])
+def test_a_right_prediction_written_with_other_capitals_or_spacing_holds(prediction):
+    feedback = predicted(*prediction).check(FIFTH)
+    assert feedback.right and feedback.kinds == [RIGHT]
+
+
+def test_the_fifth_history_is_played_on_the_model_and_on_the_live_server(live):
+    feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, live=live)
+    assert feedback.kinds == [RIGHT, RIGHT]
+    assert "on the live server: the stamp names process 1, the sweep runs in process 2: " \
+           "exempt, so recovered, as you predicted" in feedback.text
+    assert [t.executor for t in feedback.traces] == ["model", "live"]
+    assert all(t.steps[-1].row.get(b"stalled") is None for t in feedback.traces)
+
+
+# -- wrong histories: refused before anything is played ----------------------------------------
+
+WRONG_STEPS = {
+    "the restarted history, no extension": (
+        ("add", "claim", "restart", "expire", "sweep"), "that extension is missing"),
+    "the dive's extended history": (
+        ("add", "claim", "restart", "extend", "expire", "sweep"), "\"extend\" is EMQ.EXTEND"),
+    "a native extension after the script's": (
+        ("add", "claim", "restart", "scripted_extend", "extend", "expire", "sweep"),
+        "no native verb runs after the restart"),
+    "a native extension before the script's, after the restart": (
+        ("add", "claim", "restart", "extend", "scripted_extend", "expire", "sweep"),
+        "no native verb runs after the restart"),
+    "the upgrade history with a script extension": (
+        ("add", "scripted_claim", "restart", "scripted_extend", "expire", "sweep"),
+        "the module grants the lease"),
+    "a script claim and a native one": (
+        ("add", "scripted_claim", "claim", "restart", "scripted_extend", "expire", "sweep"),
+        "claimed more than once"),
+    "a second claim after the restart": (
+        ("add", "claim", "restart", "claim", "scripted_extend", "expire", "sweep"),
+        "claimed more than once"),
+    "a second lease after a sweep": (
+        ("add", "claim", "restart", "scripted_extend", "expire", "sweep", "claim", "expire",
+         "sweep"), "claimed more than once"),
+    "no restart": (
+        ("add", "claim", "scripted_extend", "expire", "sweep"), "never restarts"),
+    "two restarts": (
+        ("add", "claim", "restart", "scripted_extend", "restart", "expire", "sweep"),
+        "restarts 2 times"),
+    "the restart before the claim": (
+        ("add", "restart", "claim", "scripted_extend", "expire", "sweep"),
+        "the restart comes before the claim"),
+    "the script extension only before the restart": (
+        ("add", "claim", "scripted_extend", "restart", "expire", "sweep"),
+        "that extension is missing"),
+    "no claim at all": (
+        ("add", "restart", "scripted_extend", "expire", "sweep"), "the claim is missing"),
+    "an extension before the claim": (
+        ("add", "scripted_extend", "claim", "restart", "scripted_extend", "expire", "sweep"),
+        "an extension before the claim"),
+    "the sweep before the lease runs out": (
+        ("add", "claim", "restart", "scripted_extend", "sweep"), "the history ends once"),
+    "the lease runs out before the extension": (
+        ("add", "claim", "restart", "expire", "scripted_extend", "sweep"),
+        "the history ends once"),
+    "a step after the sweep": (
+        ("add", "claim", "restart", "scripted_extend", "expire", "sweep", "restart"),
+        "the history ends once"),
+    "no add": (
+        ("claim", "restart", "scripted_extend", "expire", "sweep"), "the job is added once"),
+    "two adds": (
+        ("add", "add", "claim", "restart", "scripted_extend", "expire", "sweep"),
+        "the job is added once"),
+    "a step that does not exist": (
+        ("add", "claim", "reboot", "scripted_extend", "expire", "sweep"),
+        "'reboot' is not a step"),
+    "a string, not a tuple": ("add claim restart scripted_extend expire sweep",
+                              "make it a tuple of step names"),
+    "nothing": ((), "steps is empty"),
+    "not text": ((1, 2, 3), "make it a tuple of step names"),
+}
+
+
+@pytest.mark.parametrize("steps,message", WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
+def test_a_history_that_is_not_the_fifth_is_refused_unplayed_with_what_to_change(steps, message):
+    feedback = predicted(*RIGHT_PREDICTION).check(steps)
+    assert WRONG in feedback.kinds and RIGHT not in feedback.kinds
+    assert message in feedback.text
+    assert feedback.traces == ()
+
+
+@pytest.mark.parametrize("steps,message", WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
+def test_no_message_about_the_steps_hints_at_the_prediction(steps, message):
+    feedback = predicted(*RIGHT_PREDICTION).check(steps)
+    assert not ANSWER_WORDS.search(feedback.text), feedback.text
+
+
+def test_a_wrong_history_with_a_right_looking_reading_is_still_refused():
+    # Scripts only, no restart: exempt and recovered as the fifth is, for another reason.
+    feedback = predicted(*RIGHT_PREDICTION).check(("add", "scripted_claim", "scripted_extend",
+                                                    "expire", "sweep"))
+    assert not feedback.right and feedback.traces == ()
+
+
+# -- the prediction: recorded first, fixed once played -----------------------------------------
+
+WRONG_PREDICTIONS = {
+    "nothing yet": ((None, None, None), ["stamp is None", "reading is None", "outcome is None"]),
+    "a process by number": ((1, "exempt", "recovered"), ["stamp is 1"]),
+    "a reading that is not one": (("process 1", "exempted", "recovered"),
+                                  ["reading is 'exempted'"]),
+    "a boolean for the reading": (("process 1", True, "recovered"), ["reading is True"]),
+    "the outcome as the reply": (("process 1", "exempt", "[[b'job-1'], []]"),
+                                 ["outcome is \"[[b'job-1'], []]\""]),
+    "a run_id for the stamp": (("3f2c…0812", "exempt", "recovered"), ["stamp is '3f2c…0812'"]),
+}
+
+
+@pytest.mark.parametrize("prediction,messages", WRONG_PREDICTIONS.values(),
+                         ids=WRONG_PREDICTIONS.keys())
+def test_a_prediction_that_is_not_one_of_the_answers_is_not_recorded(prediction, messages):
+    exercise = FifthHistory()
+    feedback = exercise.predict(*prediction)
+    assert repr(feedback).startswith("NOT YET: ")
+    assert all(m in feedback.text for m in messages), feedback.text
+    assert exercise.prediction is None
+    assert "no prediction is recorded yet" in exercise.check(FIFTH).text
+
+
+def test_a_recorded_prediction_plays_nothing_by_itself_and_says_what_comes_next():
+    exercise = FifthHistory()
+    feedback = exercise.predict(*RIGHT_PREDICTION)
+    assert feedback.kinds == [NOTE] and repr(feedback).startswith("NOT YET: ")
+    assert "Nothing is played yet" in feedback.text and not exercise.played
+
+
+def test_nothing_is_played_before_a_prediction_is_recorded():
+    exercise = FifthHistory()
+    feedback = exercise.check(FIFTH)
+    assert feedback.kinds == [WRONG] and feedback.traces == ()
+    assert "nothing is played before there is one" in feedback.text
+    assert not exercise.played
+
+
+@pytest.mark.parametrize("prediction,wrong", [
+    (("process 2", "counted", "dead"), ['the stamp names process 1, not "process 2"',
+                                        'exempt, not "counted"', 'recovered, not "dead"']),
+    (("process 1", "counted", "dead"), ['exempt, not "counted"', 'recovered, not "dead"']),
+    (("process 1", "exempt", "dead"), ['recovered, not "dead"']),
+    (("no process", "exempt", "recovered"), ['the stamp names process 1, not "no process"']),
+], ids=["all three", "reading and outcome", "outcome", "stamp"])
+def test_a_wrong_prediction_is_wrong_on_exactly_the_parts_that_are_wrong(prediction, wrong):
+    feedback = predicted(*prediction).check(FIFTH)
+    assert feedback.kinds == [WRONG] and len(feedback.traces) == 1
+    text = feedback.text
+    assert all(w in text for w in wrong), text
+    assert text.count(', not "') == len(wrong)
+
+
+def test_a_wrong_stamp_is_explained_by_the_verb_that_wrote_it_and_the_script_that_did_not():
+    text = predicted("process 2", "exempt", "recovered").check(FIFTH).text
+    assert "the last native verb to stamp the row was EMQ.CLAIM, in process 1" in text
+    assert "extend2, in process 2) moved the deadline and wrote no stamp" in text
+
+
+def test_a_prediction_before_the_play_may_change():
+    exercise = predicted("process 2", "counted", "dead")
+    assert exercise.predict(*RIGHT_PREDICTION).kinds == [NOTE]
+    assert exercise.check(FIFTH).right
+
+
+def test_a_prediction_changed_after_the_play_is_refused_and_the_first_one_holds():
+    exercise = predicted("process 2", "counted", "dead")
+    assert not exercise.check(FIFTH).right
+    changed = exercise.predict(*RIGHT_PREDICTION)
+    assert changed.kinds == [WRONG] and "refused" in changed.text
+    assert "the stamp names process 2, the reading is counted, the job is dead" in changed.text
+    again = exercise.check(FIFTH)
+    assert not again.right
+    assert "the prediction changed after the result" in again.text
+    assert "was refused: this play is held against the first one" in again.text
+
+
+def test_an_unusable_prediction_after_the_play_leaves_the_first_one_in_place():
+    exercise = predicted("process 2", "counted", "dead")
+    exercise.check(FIFTH)
+    feedback = exercise.predict(None, None, None)
+    assert "still holds: the stamp names process 2" in feedback.text
+    assert exercise.prediction.stamp == "process 2"
+
+
+def test_a_history_refused_unplayed_does_not_fix_the_prediction():
+    exercise = predicted("process 2", "counted", "dead")
+    exercise.check(("add", "claim", "restart", "expire", "sweep"))
+    assert exercise.predict(*RIGHT_PREDICTION).kinds == [NOTE]
+
+
+def test_the_notebook_run_again_from_the_top_records_the_same_prediction_and_plays_again():
+    exercise = FifthHistory()
+    for _ in range(2):
+        recorded = exercise.predict(*RIGHT_PREDICTION)
+        assert WRONG not in recorded.kinds
+        assert exercise.check(FIFTH).right
+    assert "recorded again, unchanged" in recorded.text
+
+
+def test_a_server_that_cannot_restart_is_a_note_and_the_model_still_judges(lab, servers):
+    external = servers(url=lab.connection_url)
+    from trafikey_lab import LiveExecutor
+
+    feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, live=LiveExecutor(external))
+    assert feedback.kinds == [RIGHT, NOTE] and feedback.right
+    assert "not played on the live server" in feedback.text
+
+
+# -- the notebook's own attempt ----------------------------------------------------------------
+
+def _stored_attempt():
+    """The prediction and the steps as notebook 04 stores them."""
+    cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
+             if c.cell_type == "code"]
+    predict = next(s for s in cells if "predict_fifth(" in s and "import" in s)
+    check = next(s for s in cells if "check_history(steps" in s)
+    call = ast.parse(predict).body[-1].value
+    prediction = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    steps = ast.literal_eval(next(node.value for node in ast.parse(check).body
+                                  if isinstance(node, ast.Assign)
+                                  and node.targets[0].id == "steps"))
+    return prediction, steps
+
+
+def test_the_notebooks_stored_attempt_is_not_yet_right_and_gives_nothing_away():
+    prediction, steps = _stored_attempt()
+    exercise = FifthHistory()
+    predicted_feedback = exercise.predict(**prediction)
+    feedback = exercise.check(steps)
+    assert repr(predicted_feedback).startswith("NOT YET: ")
+    assert repr(feedback).startswith(f"NOT YET: a fifth history: {FIFTH_TITLE}")
+    assert feedback.traces == ()
+    assert not ANSWER_WORDS.search(feedback.text), feedback.text
+    assert "scripted_extend" not in feedback.text
