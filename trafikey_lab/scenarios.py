@@ -61,12 +61,13 @@ class ModelStage(Stage):
     """The model, with the events as the model can have them: one executor for both clients."""
 
     def __init__(self) -> None:
-        self.worker = self.sweeper = ModelExecutor()
+        self.model = ModelExecutor()
+        self.worker = self.sweeper = self.model
         self._snapshot: dict = {}
 
     @property
     def server(self):
-        return self.worker.server
+        return self.model.server
 
     def restart(self) -> None:
         self.worker.restart()
