@@ -11,7 +11,9 @@ every link that needs it.
              page (the README's introduction, its launch paragraph written for the book, and
              the course in order), notebooks/ exactly as stored but for their links, docs/,
              _toc.yml, _config.yml (book/_config.yml plus what publish.toml gives), the
-             book's extension and CSS, and the widget renderer from book/node_modules
+             book's extension and CSS, the widget renderer from book/node_modules, and the
+             page's Python runtime: thebe, thebe-lite and Pyodide from book/node_modules,
+             the wheels its kernel imports from the package index (RUNTIME below)
   build      sync, stage, then `jupyter-book build` with warnings as errors: book/_build/html
   linkcheck  stage, then Sphinx's linkcheck builder over every external link (needs a network)
 

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from chromium import VIEWPORT
+from playwright.sync_api import BrowserContext, Page
 
 from .site import SCREENSHOTS
 
@@ -43,14 +44,14 @@ IMPORT_BLOCKED = ("import trafikey_lab imports redis, which needs ssl, which Pyo
 
 @dataclass
 class Live:
-    page: object
+    page: Page
     started: float
     errors: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def open_live(browser, served, page_name: str) -> tuple[object, Live]:
+def open_live(browser, served, page_name: str) -> tuple[BrowserContext, Live]:
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(ANSWER_TIMEOUT_MS)
     own = urlsplit(served.base).netloc
@@ -79,7 +80,7 @@ def open_live(browser, served, page_name: str) -> tuple[object, Live]:
     return context, live
 
 
-def cell_with(page, text: str):
+def cell_with(page: Page, text: str):
     """The page's cell (its editor and its output) whose source contains text now, found by
     its editor's id so that editing the source does not lose it."""
     box = page.locator(".thebe-cell", has_text=text).first.get_attribute("data-thebe-id")
