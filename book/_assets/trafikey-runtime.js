@@ -44,12 +44,11 @@
     box.querySelector("button").disabled = true;
     say(box, "Loading Python (Pyodide) from this site…");
     window.trafikeyRuntime.requireJs = requireJs;
-    // JupyterLite's base URL: where it looks for its service worker (thebe-lite's own).
-    var config = document.createElement("script");
-    config.id = "jupyter-config-data";
-    config.type = "application/json";
-    config.textContent = JSON.stringify({baseUrl: runtime + "thebe-lite/"});
-    document.body.appendChild(config);
+    // JupyterLite's service worker only mirrors the kernel's files into JupyterLite's
+    // contents, which this page has none of; registered, it would ping a fixed address at the
+    // host's root (/api/service-worker-heartbeat) that no static site serves. Without one,
+    // JupyterLite says so in a warning and the kernel runs the same.
+    Object.defineProperty(navigator, "serviceWorker", {value: undefined, configurable: true});
     if (!window.requirejs) await load(requireJs);
     await load(runtime + "thebe-lite/thebe-lite.min.js");
     await load(runtime + "thebe/index.js");
