@@ -77,8 +77,9 @@ def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
 RUNTIME_BUTTON = (
     '<div class="trafikey-runtime"><p><button type="button" class="trafikey-runtime-button">'
     'Run in this page</button> <span class="trafikey-runtime-status" role="status">'
-    "This page's Python can run in your browser, with no server: the model, its widgets and "
-    "the checkers. It loads about 20 MB the first time.</span></p></div>")
+    "This page's Python can run in your browser, with no server: Pyodide, loaded from this "
+    "site (about 20 MB the first time). What needs the live server or the C module still "
+    "needs a running notebook: the launch links.</span></p></div>")
 
 
 def add_runtime_button(doctree: nodes.document) -> None:
