@@ -112,10 +112,13 @@ binder-check: $(STAMP)
 	$(BIN)/python tools/binder_check.py
 
 # make book        the course as a static site in book/_build/html (Jupyter Book 1): the
-#                  notebooks as stored, not run; the widget renderer from book/package-lock.json
-#                  (npm ci), served by the site itself. Where it is published: book/publish.toml
+#                  notebooks as stored, not run; the widget renderer and the page's Python
+#                  runtime (thebe, thebe-lite, Pyodide) from book/package-lock.json (npm ci),
+#                  its wheels from the package index (pip download, kept in book/_build/wheels),
+#                  all served by the site itself. Where it is published: book/publish.toml
 # make book-check  make book, then every page in headless Chromium with the network cut off
-#                  (tests/book_site): widgets rendered, alt text, links, launch buttons, axe
+#                  (tests/book_site): widgets rendered, alt text, links, launch buttons, axe,
+#                  and the 00 page's Python run in the page
 # make linkcheck   the external links of the book, fetched (needs a network; not in make test)
 BOOK_STAMP := $(VENV)/.installed-book
 BOOK_RENDERER := book/node_modules/.package-lock.json

@@ -50,8 +50,13 @@ class BuildModule(build_ext):
         super().build_extension(ext)
 
 
+# TRAFIKEY_PURE_WHEEL=1 builds the library alone, without the module: the wheel the book's
+# pages install into Pyodide, where no server runs and no C extension can load. Unset, the
+# build is the usual one.
+PURE = os.environ.get("TRAFIKEY_PURE_WHEEL") == "1"
+
 setup(
-    ext_modules=[
+    ext_modules=[] if PURE else [
         Extension(
             "trafikey_lab.module.trafikey",
             sources=["trafikey_lab/module/trafikey.c"],

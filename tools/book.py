@@ -11,7 +11,9 @@ every link that needs it.
              page (the README's introduction, its launch paragraph written for the book, and
              the course in order), notebooks/ exactly as stored but for their links, docs/,
              _toc.yml, _config.yml (book/_config.yml plus what publish.toml gives), the
-             book's extension and CSS, and the widget renderer from book/node_modules
+             book's extension and CSS, the widget renderer from book/node_modules, and the
+             page's Python runtime: thebe, thebe-lite and Pyodide from book/node_modules,
+             the wheels its kernel imports from the package index (RUNTIME below)
   build      sync, stage, then `jupyter-book build` with warnings as errors: book/_build/html
   linkcheck  stage, then Sphinx's linkcheck builder over every external link (needs a network)
 
@@ -23,15 +25,19 @@ on the code host; anchors in notebook links (JupyterLab's `#The-heading`) become
 
 import argparse
 import functools
+import hashlib
 import json
+import os
 import posixpath
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import tomllib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -59,6 +65,46 @@ README_END = "<!-- end of launch links -->"
 # The files of @jupyter-widgets/html-manager's dist/ that the page loads: the AMD bundle and
 # the fonts its CSS names, beside it.
 RENDERER_FILES = ("embed-amd.js", "*.woff2", "*.woff", "*.ttf", "*.eot", "*.svg")
+
+
+# -- the runtime: the page's Python run in the reader's browser ---------------------------
+# thebe (its cells and widget manager) with thebe-lite (a JupyterLite server and its Pyodide
+# kernel in a worker), Pyodide's core, all from book/node_modules; the Python packages the
+# kernel imports as pure wheels from PyPI, named in a rewritten pyodide-lock.json so that
+# Pyodide loads them from the site: its own lock names its content-delivery network.
+RUNTIME = "runtime"
+PYODIDE_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
+# What the kernel needs of Pyodide's lock: micropip (piplite runs on it) and IPython.
+PYODIDE_ROOTS = ("micropip", "ipython")
+# IPython from Pyodide 0.27's lock (8.23) imports sqlite3, which Pyodide serves only from its
+# CDN; IPython 9 runs without it, with pyodide_kernel 0.8.6 (below) to drive it.
+IPYTHON = {"ipython": ("9.17.1", ["ipython_pygments_lexers"]),
+           "ipython-pygments-lexers": ("1.1.1", [])}
+# The course's own imports, at the versions constraints.txt gives the lab: name -> (import
+# names, depends in the lock).
+COURSE_PACKAGES = {
+    "comm": (["comm"], ["traitlets"]),
+    "jupyterlab-widgets": (["jupyterlab_widgets"], []),
+    "ipywidgets": (["ipywidgets"], ["comm", "traitlets", "jupyterlab-widgets", "ipython"]),
+    "redis": (["redis"], []),
+}
+LIBRARY = "trafikey-lab"
+# Two strings of the bundles that name another host or a module the site cannot serve, each
+# rewritten, and the build stopped when one is no longer there exactly once:
+#  - thebe-lite's kernel installs CPython's ssl and sqlite3 from Pyodide's CDN at start;
+#    the course needs neither (IPython 9 runs without sqlite3).
+#  - thebe's widget manager fetches require.js from a CDN; the site serves its own
+#    (the widget renderer's, _static/widgets/require.js), named by the runtime's script.
+BUNDLE_PATCHES = {
+    "thebe-lite": ('["ssl","sqlite3","ipykernel","comm","pyodide_kernel","ipython"]',
+                   '["ipykernel","comm","pyodide_kernel","ipython"]', 2),
+    "thebe": ('fetch("https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js")',
+              "fetch(window.trafikeyRuntime.requireJs)", 1),
+}
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class BookError(Exception):
@@ -367,6 +413,162 @@ def stage_renderer(target: Path) -> None:
     write_if_changed(target / "require.js", requirejs.read_bytes())
 
 
+def constraint(name: str) -> str:
+    """The version constraints.txt gives `name`: the one the lab is tested with."""
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        found = re.fullmatch(r"([A-Za-z0-9_.-]+)==(\S+)", line.strip())
+        if found and normalized(found.group(1)) == normalized(name):
+            return found.group(2)
+    raise BookError(f"constraints.txt names no version of {name}: run `make lock`")
+
+
+def download_wheels(pins: list[str], into: Path) -> None:
+    """Pure wheels for Pyodide's Python (3.12) from the package index; kept between builds."""
+    into.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+               "--only-binary=:all:", "--python-version", "3.12", "--implementation", "py",
+               "--abi", "none", "--platform", "any", "--dest", str(into), *pins]
+    if subprocess.run(command, check=False).returncode != 0:
+        raise BookError(f"pip could not download the page's wheels ({' '.join(pins)}): the "
+                        "book's build needs the package index (PyPI) for them")
+
+
+def wheel_of(folder: Path, name: str, version: str) -> Path:
+    for path in folder.glob("*.whl"):
+        wheel_name, wheel_version = path.name.split("-")[:2]
+        if normalized(wheel_name) == normalized(name) and wheel_version == version:
+            return path
+    raise BookError(f"no wheel of {name} {version} in {folder}")
+
+
+def library_wheel(into: Path) -> Path:
+    """The library as a pure wheel: setup.py leaves the module out under TRAFIKEY_PURE_WHEEL."""
+    with tempfile.TemporaryDirectory() as scratch:
+        # A copy, so that the checkout's build/ (which may hold a built module) stays out.
+        source = Path(scratch) / "src"
+        shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "book", "node_modules", "*.so", "*.egg-info", "tests",
+            "__pycache__", "wheelhouse"))
+        command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                   "--wheel-dir", scratch, str(source)]
+        env = {**os.environ, "TRAFIKEY_PURE_WHEEL": "1"}
+        if subprocess.run(command, check=False, env=env).returncode != 0:
+            raise BookError("pip could not build the library's pure wheel for the page")
+        built = next(Path(scratch).glob("trafikey_lab-*-py3-none-any.whl"), None)
+        if built is None:
+            raise BookError("pip built no pure wheel (py3-none-any) of trafikey_lab: setup.py "
+                            "must leave the module out under TRAFIKEY_PURE_WHEEL=1")
+        with zipfile.ZipFile(built) as archive:
+            if any(name.endswith(".so") for name in archive.namelist()):
+                raise BookError(f"{built.name} holds a shared library: the page cannot load it")
+        into.mkdir(parents=True, exist_ok=True)
+        for old in into.glob("trafikey_lab-*.whl"):
+            old.unlink()
+        return Path(shutil.copy(built, into))
+
+
+def lock_entry(name: str, wheel: Path, imports: list[str], depends: list[str]) -> dict:
+    return {"name": name, "version": wheel.name.split("-")[1], "file_name": wheel.name,
+            "install_dir": "site", "package_type": "package", "imports": imports,
+            "depends": depends, "unvendored_tests": False, "shared_library": False,
+            "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+
+
+def pyodide_lock(lock: dict, wheels: Path) -> tuple[dict, list[Path]]:
+    """Pyodide's lock with only what the site serves: the kernel's packages and the course's,
+    each naming its wheel beside the lock."""
+    packages = {normalized(name): entry for name, entry in lock["packages"].items()}
+    for name, (version, extra) in IPYTHON.items():
+        entry = packages.setdefault(name, {"name": name, "imports": [normalized(name).replace(
+            "-", "_")], "depends": []})
+        entry.update(version=version, depends=[d for d in entry["depends"] if d != "sqlite3"]
+                     + extra)
+    needed: dict[str, dict] = {}
+
+    def walk(name: str) -> None:
+        name = normalized(name)
+        if name not in needed:
+            needed[name] = packages[name]
+            for dependency in packages[name]["depends"]:
+                walk(dependency)
+
+    for root in PYODIDE_ROOTS:
+        walk(root)
+    pins = [f"{name}=={entry['version']}" for name, entry in needed.items()]
+    pins += [f"{name}=={constraint(name)}" for name in COURSE_PACKAGES]
+    download_wheels(pins, wheels)
+    entries = {name: lock_entry(name, wheel_of(wheels, name, entry["version"]),
+                                entry["imports"], [normalized(d) for d in entry["depends"]])
+               for name, entry in needed.items()}
+    for name, (imports, depends) in COURSE_PACKAGES.items():
+        entries[name] = lock_entry(name, wheel_of(wheels, name, constraint(name)), imports,
+                                   depends)
+    library = library_wheel(wheels)
+    entries[LIBRARY] = lock_entry(LIBRARY, library, ["trafikey_lab"], ["redis", "ipywidgets"])
+    return {**lock, "packages": entries}, [wheels / entry["file_name"] for entry in
+                                           entries.values()]
+
+
+def stage_bundle(package: str, source: Path, target: Path) -> list[Path]:
+    """A bundle's files but its source maps and type declarations, its patch applied."""
+    old, new, count = BUNDLE_PATCHES[package]
+    found, written = 0, []
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if not path.is_file() or path.suffix == ".map" or "types" in relative.parts:
+            continue
+        data = path.read_bytes()
+        if path.suffix == ".js":
+            text = data.decode()
+            found += text.count(old)
+            data = text.replace(old, new).encode()
+        write_if_changed(target / relative, data)
+        written.append(target / relative)
+    if found != count:
+        raise BookError(f"{package} in {NODE_MODULES} no longer holds {old!r} {count} time(s) "
+                        f"(found {found}): its version changed; look again at BUNDLE_PATCHES")
+    return written
+
+
+def stage_runtime(target: Path) -> set[str]:
+    """The runtime under target (the site's _static/runtime); returns the files it wrote."""
+    pyodide = NODE_MODULES / "pyodide"
+    thebe_lite = NODE_MODULES / "thebe-lite" / "dist" / "lib"
+    kernel_wheels = NODE_MODULES / "@jupyterlite" / "pyodide-kernel" / "pypi"
+    missing = [str(path) for path in (pyodide / "pyodide-lock.json", thebe_lite,
+                                      NODE_MODULES / "thebe" / "lib", kernel_wheels)
+               if not path.exists()]
+    if missing:
+        raise BookError(f"the page's runtime is not installed ({', '.join(missing)}): run "
+                        "`npm ci` in book/ (make book does)")
+    written: list[Path] = []
+
+    def write(path: Path, content: str | bytes) -> None:
+        write_if_changed(path, content)
+        written.append(path)
+
+    for name in PYODIDE_FILES:
+        write(target / "pyodide" / name, (pyodide / name).read_bytes())
+    lock, wheels = pyodide_lock(json.loads((pyodide / "pyodide-lock.json").read_text()),
+                                BUILD / "wheels")
+    write(target / "pyodide" / "pyodide-lock.json", json.dumps(lock, indent=1))
+    for wheel in wheels:
+        write(target / "pyodide" / wheel.name, wheel.read_bytes())
+    written += stage_bundle("thebe", NODE_MODULES / "thebe" / "lib", target / "thebe")
+    written += stage_bundle("thebe-lite", thebe_lite, target / "thebe-lite")
+    # piplite's index, for the kernel's own packages: pyodide_kernel 0.8.6 (it drives IPython
+    # 9) in place of the 0.4.7 that thebe-lite carries.
+    index = json.loads((thebe_lite / "pypi" / "all.json").read_text())
+    newer = json.loads((kernel_wheels / "all.json").read_text())
+    index["pyodide-kernel"] = newer["pyodide-kernel"]
+    for release in newer["pyodide-kernel"]["releases"].values():
+        for artifact in release:
+            write(target / "thebe-lite" / "pypi" / artifact["filename"],
+                  (kernel_wheels / artifact["filename"]).read_bytes())
+    write(target / "thebe-lite" / "pypi" / "all.json", json.dumps(index, indent=1))
+    return {str(path.relative_to(target)) for path in written}
+
+
 def stage(settings: Publish, renderer: bool = True) -> Path:
     """book/_build/src, ready for jupyter-book; returns its path."""
     pages = [f"{NOTEBOOKS}/{path.name}" for path in notebooks()] + list(DOCS)
@@ -388,6 +590,8 @@ def stage(settings: Publish, renderer: bool = True) -> Path:
     if renderer:
         stage_renderer(SOURCE / "_assets" / "widgets")
         wanted |= {f"_assets/widgets/{p.name}" for p in (SOURCE / "_assets/widgets").iterdir()}
+        wanted |= {f"_assets/{RUNTIME}/{name}"
+                   for name in stage_runtime(SOURCE / "_assets" / RUNTIME)}
     # A notebook renamed or removed since the last build leaves no stale page behind.
     for path in sorted(SOURCE.rglob("*"), reverse=True):
         relative = str(path.relative_to(SOURCE))

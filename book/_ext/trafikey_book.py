@@ -10,9 +10,11 @@
   Binder and JupyterHub buttons.
 - A figure stored only as a PNG keeps its alt text: the course's formatters put the sentence
   in the output's text/plain, which the page would drop for the image.
-- No Thebe: the book does not run code in the page (its launch buttons open a whole notebook
-  instead), and sphinx-thebe 0.3, which Jupyter Book 1 always loads, declares its settings
-  twice on every page, a script error in the console.
+- A "Run in this page" button on every notebook page: the page's cells become editors whose
+  Python runs in the reader's browser (book/_assets/trafikey-runtime.js: thebe, its JupyterLite
+  kernel and Pyodide, all served by the site), their stored outputs shown until they run.
+- Not sphinx-thebe: 0.3, which Jupyter Book 1 always loads, fetches thebe from a CDN and
+  declares its settings twice on every page, a script error in the console.
 
 The links come from the `trafikey_launch` setting, which tools/book.py writes from
 book/publish.toml. Nothing here depends on what a cell says beyond the library's names: a
@@ -35,6 +37,7 @@ NO_ALT = re.compile(r"^\s*<(Figure|matplotlib|IPython)\b")
 def setup(app: Sphinx) -> dict:
     app.add_config_value("trafikey_launch", {}, "env")
     app.connect("doctree-read", annotate_notebook)
+    app.add_js_file("trafikey-runtime.js")
     # After sphinx-book-theme builds its launch menu (priority 501).
     app.connect("html-page-context", add_projector_launch, priority=600)
     app.connect("html-page-context", drop_thebe, priority=600)
@@ -59,6 +62,7 @@ def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
     notebook = json.loads(source.read_text())
     state = notebook_state(notebook)
     links = launch_links(app, docname)
+    add_runtime_button(doctree)
     for cell in list(doctree.findall(_code_cell)):
         give_figures_their_alt(cell)
         stored = notebook["cells"][cell["cell_index"]]
@@ -68,6 +72,23 @@ def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
                                widget_note(buttons(views, state), links))
         elif CHECKER_CALL.search("".join(stored.get("source", ""))):
             cell.parent.insert(cell.parent.index(cell) + 1, checker_note(links))
+
+
+RUNTIME_BUTTON = (
+    '<div class="trafikey-runtime"><p><button type="button" class="trafikey-runtime-button">'
+    'Run in this page</button> <span class="trafikey-runtime-status" role="status">'
+    "This page's Python can run in your browser, with no server: Pyodide, loaded from this "
+    "site (about 20 MB the first time). What needs the live server or the C module still "
+    "needs a running notebook: the launch links.</span></p></div>")
+
+
+def add_runtime_button(doctree: nodes.document) -> None:
+    """The button that starts the page's Python, right under the page's title."""
+    title = next(doctree.findall(nodes.title), None)
+    if title is None:
+        return
+    section = title.parent
+    section.insert(section.index(title) + 1, nodes.raw("", RUNTIME_BUTTON, format="html"))
 
 
 def _code_cell(node: nodes.Node) -> bool:
