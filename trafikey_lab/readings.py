@@ -57,7 +57,9 @@ class Reading:
     load: str
     native_valid: bool | None
     exempt: bool
-    native_exempt: bool
+    native_exempt: bool | None
+    """The C module's answers; both None in a page that runs the course's Python with no C
+    module (the book in the reader's browser), where the model's checks are all there is."""
     sweep: str
     """What the sweep does with the value as a stored lease_epoch, and why."""
     sweep_why: str
@@ -68,6 +70,10 @@ class Reading:
     @property
     def native_agrees(self) -> bool:
         return (self.valid, self.exempt) == (self.native_valid, self.native_exempt)
+
+    @property
+    def native_absent(self) -> bool:
+        return self.native_exempt is None
 
 
 def _length(value: bytes | None) -> str:
@@ -137,12 +143,14 @@ def _sweep(value: bytes | None, current: bytes) -> tuple[str, str]:
 def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
     """The shape check and the load as the server's run_id; the exemption as a stored
     lease_epoch while the run_id is `current`; the C module's answers to the same bytes."""
+    in_page = native.in_page()
     if value is None:
         valid = native_valid = None
         reason = "there are no bytes to check"
     else:
         problem = epoch.shape_problem(value)
-        valid, native_valid = problem is None, native.valid_run_id(value)
+        valid = problem is None
+        native_valid = None if in_page else native.valid_run_id(value)
         reason = problem or f"{epoch.RUN_ID_LEN} bytes, each one of 0-9 a-f"
     sweep, sweep_why = _sweep(value, current)
     return Reading(
@@ -153,7 +161,7 @@ def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
         load=_load(value, valid),
         native_valid=native_valid,
         exempt=epoch.exempt(value, current),
-        native_exempt=native.exempt(value, current),
+        native_exempt=None if in_page else native.exempt(value, current),
         sweep=sweep,
         sweep_why=sweep_why,
         tests=_tests(value),

@@ -5,19 +5,47 @@ stopped when the kernel exits (and, if the kernel is killed, by its keeper). Whe
 cell finds that server unusable (killed from outside, or its scratch folder removed), it says
 so and starts a new one in the same LabServer object, so the executors and widgets that
 earlier cells made keep working with it.
+
+In a browser page that runs the course's Python (the book, in Pyodide) there is no server and
+no C module: setup says so in one line and gives a course whose live parts refuse in one line
+(NoServerHere), while every cell on the model runs as in JupyterLab.
 """
+
+from __future__ import annotations
 
 import atexit
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from trafikey_lab.errors import LabError
 from trafikey_lab.executors import ModelExecutor, Queue
-from trafikey_lab.live.choose import choose_server
-from trafikey_lab.live.executor import LiveExecutor
-from trafikey_lab.live.server import LabServer
-from trafikey_lab.module.build import module_path
-from trafikey_lab.plots import alt
+from trafikey_lab.module import native
+
+if TYPE_CHECKING:
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.server import LabServer
 
 _server: LabServer | None = None
+
+IN_PAGE = ("This page runs the course's Python in your browser: the model, with no server and no "
+           "C module. A cell that needs the live server says so; open the notebook live "
+           "(Binder or a JupyterHub, the links above) to run it.")
+
+
+class NoServerHere(LabError):
+    """A live step asked for in a page that has no server."""
+
+
+class _Absent:
+    """Stands where the live server and executor would be in a page that has none: touching it
+    raises NoServerHere, which the page prints as its one line."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __getattr__(self, name: str):
+        raise NoServerHere(f"{self._what} is not in this page: the page runs the model only. "
+                           "Open the notebook live (Binder or a JupyterHub) to run this cell.")
 
 
 @dataclass
@@ -40,6 +68,9 @@ class Course:
 
 
 def lab_server() -> LabServer:
+    from trafikey_lab.live.choose import choose_server
+    from trafikey_lab.module.build import module_path
+
     global _server
     if _server is None:
         _server = choose_server()
@@ -56,9 +87,32 @@ def lab_server() -> LabServer:
 
 def setup(queue: str = "{course}") -> Course:
     """Starts (or reuses) this kernel's server and empties the notebook's queue; figures shown
-    after it carry their alt text."""
+    after it carry their alt text. In a page with no server, says so and returns a course
+    whose live parts refuse in one line."""
+    if native.in_page():
+        return _in_page(queue)
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.plots import alt
+
     alt.install()
     server = lab_server()
     course = Course(server, LiveExecutor(server), Queue(queue))
     course.live.clear(course.queue)
     return course
+
+
+def _in_page(queue: str) -> Course:
+    print(IN_PAGE)
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        def one_line(shell, etype, value, tb, tb_offset=None):
+            print(value)
+
+        shell.set_custom_exc((NoServerHere,), one_line)
+    absent = _Absent("the live server")
+    return Course(absent, absent, Queue(queue))  # type: ignore[arg-type]

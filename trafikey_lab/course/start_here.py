@@ -18,14 +18,28 @@ from trafikey_lab.course.feedback import (
     Finding,
     feedback,
 )
-from trafikey_lab.doctor import run as preflight
 from trafikey_lab.histories import play
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
-from trafikey_lab.plots.lifecycle import draw_lifecycle
 from trafikey_lab.sweep import Outcome, Reading
 
 __all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]
+
+
+# The preflight check needs the server kinds (redis) and the figure matplotlib: both are loaded
+# when called, so that the exercise imports in a page with neither (the book, in Pyodide).
+def preflight(*args, **kwargs):
+    """The doctor's checks, in the order the setup needs them (trafikey_lab.doctor.run)."""
+    from trafikey_lab.doctor import run
+
+    return run(*args, **kwargs)
+
+
+def draw_lifecycle(*args, **kwargs):
+    """The lease's life, drawn (trafikey_lab.plots.lifecycle.draw_lifecycle)."""
+    from trafikey_lab.plots.lifecycle import draw_lifecycle as draw
+
+    return draw(*args, **kwargs)
 
 # -- 00: predict what the sweep does with one expired lease ----------------------------------
 

@@ -8,6 +8,7 @@ so a test can put the same question to both and compare the answers with ==.
 
 import ctypes
 import functools
+import sys
 
 from trafikey_lab.module import build
 from trafikey_lab.sweep import COUNTING, NOT_READ, Kind, Need, Seen, Verdict
@@ -53,6 +54,12 @@ class _Step(ctypes.Structure):
 
 
 @functools.cache
+def in_page() -> bool:
+    """True in a browser page that runs the course's Python (Pyodide, the book): no C compiler
+    built anything there, so the course shows the model's answers alone and says so."""
+    return sys.platform == "emscripten"
+
+
 def library() -> ctypes.CDLL:
     """The built module, opened once; raises ModuleNotBuilt when it is not there."""
     lib = ctypes.CDLL(str(build.module_path()))

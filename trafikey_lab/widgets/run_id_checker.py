@@ -123,11 +123,15 @@ class RunIdChecker(Widget):
         self.shape.value = f"valid_run_id → {_flag(r.valid)}: {r.reason}"
         self.load.value = html.escape(r.load, quote=False)
         self.sweep.value = html.escape(f"exempt → {_flag(r.exempt)}: {r.sweep}", quote=False)
-        self.native.value = (
-            f"trafikey_valid_run_id → {_flag(r.native_valid)}, trafikey_exempt → "
-            f"{_flag(r.native_exempt)}: "
-            + ("the C module agrees with both checks" if r.native_agrees
-               else "the C module DISAGREES with the model")
-        )
+        if r.native_absent:
+            self.native.value = ("the C module is not in this page (the page runs the model "
+                                 "only): open the notebook live to ask it too")
+        else:
+            self.native.value = (
+                f"trafikey_valid_run_id → {_flag(r.native_valid)}, trafikey_exempt → "
+                f"{_flag(r.native_exempt)}: "
+                + ("the C module agrees with both checks" if r.native_agrees
+                   else "the C module DISAGREES with the model")
+            )
         self.tests.value = ("<br>".join(html.escape(t) for t in r.tests)
                             or "none of the dive's test assertions names this value")
