@@ -7,7 +7,7 @@ import pytest
 
 from trafikey_lab.scenarios import COLUMNS, SCENARIOS
 
-from .notebook import _PANEL, course_notebook
+from lab_pages.notebook import _PANEL, course_notebook
 
 # Each code cell's result as the notebook's model holds it: its text/plain and text/html.
 _RESULTS = "(path) => {" + _PANEL + """

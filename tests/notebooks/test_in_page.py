@@ -62,3 +62,14 @@ def test_the_run_id_checker_in_a_page_says_the_c_module_is_not_there(in_page):
 def test_outside_a_page_the_c_module_answers_as_before():
     assert not native.in_page()
     assert read_value(epoch.NOW).native_agrees and not read_value(epoch.NOW).native_absent
+
+
+def test_an_attempt_in_a_page_runs_in_the_pages_own_thread_since_it_has_no_other(in_page):
+    import threading
+
+    from trafikey_lab.course import attempts
+
+    seen = []
+    outcome = attempts.run(lambda: seen.append(threading.current_thread()) or 7)
+    assert isinstance(outcome, attempts.Returned) and outcome.value == 7
+    assert seen == [threading.main_thread()]

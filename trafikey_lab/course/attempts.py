@@ -10,6 +10,8 @@ The attempt runs in a thread of its own, joined with a timeout. Python cannot st
 an attempt that runs past the limit is left running as a daemon thread: its result, if it ever
 comes, is dropped, it never holds the kernel open when the kernel exits, and the checker says
 the attempt took too long, so that the learner restarts the kernel if it is still busy.
+In a browser page (the book, in Pyodide) there are no threads: the attempt runs in the page's
+own Python, with no time limit, as any cell does there.
 """
 
 import threading
@@ -86,6 +88,9 @@ def run(attempt, *args, limit_s: float | None = None, library=None, library_name
         except BaseException as exc:  # the learner's code may raise anything: say what it was
             done.append(Raised(exc))
 
+    if native.in_page():
+        target()
+        return done[0]
     thread = threading.Thread(target=target, name="trafikey-lab attempt", daemon=True)
     thread.start()
     thread.join(limit_s)
