@@ -260,3 +260,21 @@ def test_spec_problem_names_what_is_wrong_with_an_error_text():
     assert spec_problem("ERR wrong number of arguments for 'EMQ.CLAIM' command", "emq.claim") is None
     assert "names 'hset'" in spec_problem("ERR wrong number of arguments for 'hset' command", "EMQ.CLAIM")
     assert "not one of" in spec_problem("ERR EMQ lease must be positive", "EMQ.CLAIM")
+
+
+def test_a_refused_sweep_counts_its_refusal_and_not_the_members_it_decided_first(rdb_server):
+    """The sweep decides a ghost and a lane row, then meets a row that is not a hash and
+    refuses: nothing is written, and of the counters only the sweep's refusals move, on the
+    module as on the model (the pair checks them equal)."""
+    pair = Pair(rdb_server)
+    now = pair.live.now_ms()
+    pair.step("a lane row", lambda ex: ex.call("HSET", QUEUE.row_key(b"lane"), "group", "g"))
+    pair.step("a string row", lambda ex: ex.call("SET", QUEUE.row_key(b"strung"), "s"))
+    pair.step("ghost, lane, string, expired in that order",
+              lambda ex: ex.call("ZADD", QUEUE.active, now - 3, b"ghost", now - 2, b"lane",
+                                 now - 1, b"strung"))
+    counted, data = pair.live_counters(), pair.live_view()
+    result = pair.step("sweep", lambda ex: ex.sweep(QUEUE, 1))
+    assert result == ("refused", "WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert moved(counted, pair.live_counters()) == {"stalled_check_refusals": 1}
+    assert pair.live_view() == data
