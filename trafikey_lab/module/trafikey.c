@@ -13,6 +13,9 @@
  *   EMQ.EXTENDS        extend many live leases under one now; re-stamps them
  *   EMQ.STALLED.CHECK  sweep expired leases; the only reader of the stamp
  *
+ * and one INFO section, INFO trafikey: what this process's verbs did since
+ * the module loaded (see "The counters").
+ *
  * Layout: the pure functions first (no context; exported so that ctypes can
  * test them outside a server), then helpers that talk to the server, then
  * the command handlers, then OnLoad. Every handler checks in the same order:
