@@ -153,6 +153,12 @@ class Executor:
         there, a live executor sleeps."""
         raise NotImplementedError
 
+    def counters(self) -> dict[str, int]:
+        """The module's counters since its process started (INFO trafikey, without the
+        "trafikey_" prefix): sweeps, swept_<verdict> for ghost, lane, exempt, recovered and
+        dead, and <verb>_refusals for each verb. Per process: a restart starts them at zero."""
+        raise NotImplementedError
+
     def dataset(self, queue: Queue | None = None) -> dict:
         """The keyspace, key by key: {key: (type, value)}; with a queue, only its keys (its
         sorted sets and every key under its prefix, found by SCAN MATCH on the prefix). Without
@@ -270,6 +276,9 @@ class ModelExecutor(Executor):
         """The sweep's read pass over the queue, without running it (nothing is written)."""
         return self.server.plan_sweep(queue.active, queue.pending, queue.dead, queue.prefix,
                                       max_stalled, limit)
+
+    def counters(self) -> dict[str, int]:
+        return dict(self.server.counters)
 
     def advance(self, ms: int) -> None:
         self.server.now_ms += ms

@@ -48,6 +48,25 @@ def arity_error(verb: str) -> str:
     return f"ERR wrong number of arguments for '{verb}' command"
 
 
+SWEPT = (sweep.Kind.GHOST, sweep.Kind.LANE, sweep.Kind.EXEMPT, sweep.Kind.RECOVERED,
+         sweep.Kind.DEAD)
+"""The verdicts a sweep that runs gives its members (a refusal's kind refuses the sweep)."""
+
+
+def refusals_field(verb: str) -> str:
+    """The counter of a verb's refusals: EMQ.STALLED.CHECK's is stalled_check_refusals."""
+    return verb.removeprefix("EMQ.").lower().replace(".", "_") + "_refusals"
+
+
+def new_counters() -> dict[str, int]:
+    """The module's INFO trafikey counters, as a process starts them: all zero. The names are
+    the INFO fields without the server's "trafikey_" prefix, in the order INFO prints them."""
+    names = ["sweeps", *(f"swept_{kind}" for kind in SWEPT),
+             *(refusals_field(verb) for verb in ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS",
+                                                 "EMQ.STALLED.CHECK"))]
+    return dict.fromkeys(names, 0)
+
+
 def run_ids():
     yield epoch.NOW
     yield epoch.ZERO
@@ -356,9 +375,14 @@ class ModelServer:
         self.store = Store()
         self._run_ids = run_ids()
         self.run_id: bytes | None = next(self._run_ids)
+        self.counters = new_counters()
+        """The module's counters since this process loaded it, kept by the module's rules: a
+        sweep that runs counts itself and each member by verdict, a refused verb counts one
+        refusal and nothing else. In memory only, so a restart starts them at zero."""
 
     def restart(self) -> bytes:
         self.run_id = next(self._run_ids)
+        self.counters = new_counters()
         return self.run_id
 
     def run_id_cached(self) -> bytes:
@@ -504,6 +528,9 @@ class ModelServer:
         for member in plan:
             for write in member.writes:
                 self.execute(*write)
+        self.counters["sweeps"] += 1
+        for member in plan:
+            self.counters[f"swept_{member.verdict.kind}"] += 1
         return reply_sweep(plan)
 
     # -- the scripted executor: the queue without the module, so without the stamp ----------
@@ -543,7 +570,11 @@ class ModelServer:
         args = [a if isinstance(a, bytes) else str(a).encode() for a in given]
         name = args[0].decode(errors="replace").upper()
         if name in self.COMMANDS:
-            return self.COMMANDS[name](self, name, args[1:])
+            try:
+                return self.COMMANDS[name](self, name, args[1:])
+            except ReplyError:
+                self.counters[refusals_field(name)] += 1
+                raise
         if name in Store.COMMANDS:
             # The server names its own commands in errors in lower case, the module's verbs
             # as registered, in upper case.

@@ -15,6 +15,7 @@ import redis
 
 from trafikey_lab import LiveExecutor, Queue, choose_server
 from trafikey_lab.course.beyond_one_server import aof_commands
+from trafikey_lab.model import new_counters
 
 QUEUE = Queue("{facts}")
 LONG = 60_000
@@ -312,3 +313,6 @@ def test_a_replica_that_panics_on_a_bad_propagation_applies_every_verb_as_the_pr
     assert client.hget(QUEUE.row_key("b"), "state") == b"dead"
     assert replica.client.hget(QUEUE.row_key("a"), "lease_epoch") == here.encode()
     assert replica.client.info("server")["run_id"] != here
+    # The counters are the primary's own: what the replica applies are plain writes, no verb.
+    assert live_primary.counters()["sweeps"] == 1
+    assert live_replica.counters() == new_counters()

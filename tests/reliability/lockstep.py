@@ -17,6 +17,11 @@ millisecond and on the next.
 
 run_ids are compared by the process they belong to: each executor's run_ids are numbered in
 order of appearance, and a stored lease_epoch that is one of them is compared by its number.
+
+The module's counters (INFO trafikey) are part of every step's result: a step agrees only
+when the model's counters equal the live ones too. The live server may have run verbs before
+the pair was made (the suite's servers live for the whole session), so its counters are read
+as they move from the pair's start; a restart starts them at zero, which is checked.
 """
 
 import copy
@@ -88,6 +93,7 @@ class Pair:
         self.live_processes = Processes()
         self.model_processes = Processes()
         self._see_processes()
+        self.live_base = self.live.counters()
         self.steps = 0
         self.log: list[str] = []
 
@@ -103,6 +109,11 @@ class Pair:
     def model_view(self) -> dict:
         return view(self.model.dataset(), self.model_processes)
 
+    def live_counters(self) -> dict[str, int]:
+        """The live counters as they moved since the pair started, or since the last restart."""
+        base = self.live_base
+        return {name: value - base.get(name, 0) for name, value in self.live.counters().items()}
+
     def step(self, what: str, action, *, server_clock=True):
         """Runs action(executor) on both; returns the shared outcome or raises Disagreement.
 
@@ -116,25 +127,29 @@ class Pair:
         live_out = outcome(action, self.live)
         after = self.live.now_ms() if server_clock else wall_ms() + 1
         live_data = self.live_view()
-        return self._match(what, action, live_out, live_data, before, after)
+        return self._match(what, action, live_out, live_data, self.live_counters(), before, after)
 
-    def _match(self, what, action, live_out, live_data, first_ms, last_ms):
+    def _match(self, what, action, live_out, live_data, live_counters, first_ms, last_ms):
         start = copy.deepcopy(self.model.server.store.data)
+        start_counters = dict(self.model.server.counters)
         tried = None
         for now in range(first_ms, last_ms + 1):
             self.model.server.store.data = copy.deepcopy(start)
+            self.model.server.counters = dict(start_counters)
             self.model.server.now_ms = now
             model_out = outcome(action, self.model)
             model_data = self.model_view()
-            if model_out == live_out and model_data == live_data:
+            model_counters = self.model.counters()
+            if (model_out, model_data, model_counters) == (live_out, live_data, live_counters):
                 return live_out
-            tried = tried or (now, model_out, model_data)
-        now, model_out, model_data = tried
+            tried = tried or (now, model_out, model_data, model_counters)
+        now, model_out, model_data, model_counters = tried
         raise Disagreement(
             f"{what}: no model clock in [{first_ms}, {last_ms}] gives the live result.\n"
             f"steps so far: {self.log}\n"
             f"live reply:  {live_out!r}\nmodel reply: {model_out!r} (model clock {now})\n"
-            + dataset_diff(live_data, model_data)
+            + dataset_diff(live_data, model_data) + "\n"
+            + counters_diff(live_counters, model_counters)
         )
 
     def sweep_across_the_clock(self, queue, max_stalled: int, rungs: int = RUNGS):
@@ -165,6 +180,7 @@ class Pair:
         self.live.restart()
         self.model.restart()
         self._see_processes()
+        self._counters_start_again("after the restart")
         self.check_same_data("after the restart")
 
     def crash(self):
@@ -174,11 +190,24 @@ class Pair:
         self.server.start()
         self.model.restart()
         self._see_processes()
+        self._counters_start_again("after kill -9")
+
+    def _counters_start_again(self, when: str):
+        """A new process's counters are all zero, whatever the old one counted or its files
+        replayed (the replicated effects are plain HSET, ZADD and ZREM, never a verb)."""
+        self.live_base = {}
+        moved = {name: value for name, value in self.live_counters().items() if value}
+        if moved:
+            raise Disagreement(f"{when}: the new process's counters are not all zero: {moved}")
 
     def check_same_data(self, when: str):
         live, model = self.live_view(), self.model_view()
         if live != model:
             raise Disagreement(f"{when}: datasets differ.\nsteps: {self.log}\n" + dataset_diff(live, model))
+        live_counters, model_counters = self.live_counters(), self.model.counters()
+        if live_counters != model_counters:
+            raise Disagreement(f"{when}: counters differ.\nsteps: {self.log}\n"
+                               + counters_diff(live_counters, model_counters))
 
 
 def dump(client) -> dict:
@@ -207,6 +236,12 @@ def dataset_diff(live: dict, model: dict) -> str:
         if live.get(key) != model.get(key):
             lines.append(f"  {key!r}:\n    live:  {live.get(key)!r}\n    model: {model.get(key)!r}")
     return "dataset differences:\n" + ("\n".join(lines) if lines else "  (none)")
+
+
+def counters_diff(live: dict, model: dict) -> str:
+    lines = [f"  {name}: live {live.get(name)!r}, model {model.get(name)!r}"
+             for name in sorted(set(live) | set(model)) if live.get(name) != model.get(name)]
+    return "counter differences:\n" + ("\n".join(lines) if lines else "  (none)")
 
 
 def wall_ms() -> int:

@@ -7,8 +7,9 @@ words. The dataset under the calls is reseeded every batch with ghosts, lane row
 wrong type, fields that are not integers and stamps of this and other processes.
 
 For each call: the reply (or refusal) and the whole dataset after it must equal the model's
-for the same call on the same dataset (lockstep.Pair); a refusal must leave the dataset as it
-was; a refusal's text must be one of the spec's. After each batch the server answers PING.
+for the same call on the same dataset (lockstep.Pair), and so must the module's counters; a
+refusal must leave the dataset as it was and move one counter, the verb's refusals, by one; a
+refusal's text must be one of the spec's. After each batch the server answers PING.
 
 TRAFIKEY_FUZZ_SEED picks the seed (default 20240611); TRAFIKEY_SOAK=1 runs ten times more.
 """
@@ -20,6 +21,7 @@ import re
 import pytest
 
 from trafikey_lab import Queue
+from trafikey_lab.model import refusals_field
 
 from .conftest import FIGURES, PRELOAD_ENV, SOAK, module_under_test
 from .lockstep import Pair
@@ -56,6 +58,12 @@ INTEGERS = [
     b"-9223372036854775809", b"99999999999999999999999", b"inf", b"nan", b"\xff",
 ]
 OPTIONS = [b"LIMIT", b"limit", b"LiMiT", b"LIMITS", b"LIM", b"", b"1", b"MAX", b"\xffLIMIT"]
+
+
+def moved(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The counters that changed, by how much."""
+    return {name: value - before.get(name, 0) for name, value in after.items()
+            if value != before.get(name, 0)}
 
 
 def spec_problem(text: str, verb: str) -> str | None:
@@ -196,10 +204,12 @@ def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from
         for _ in range(BATCH):
             args = fuzz.call(pair)
             before = pair.model_view()
+            counted = pair.live_counters()
             shown = repr(tuple(a[:60] + b"..." if isinstance(a, bytes) and len(a) > 60 else a
                                for a in args))
             result = pair.step(shown, lambda ex: ex.call(*args), server_clock=False)
             calls += 1
+            changed = moved(counted, pair.live_counters())
             if result[0] == "refused":
                 refusals += 1
                 why = spec_problem(result[1], args[0])
@@ -207,6 +217,11 @@ def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from
                     problems.append(f"{shown}: {result[1]!r}: {why}")
                 if pair.live_view() != before:
                     problems.append(f"{shown}: refused with {result[1]!r} but changed the dataset")
+                if changed != {refusals_field(args[0].upper()): 1}:
+                    problems.append(f"{shown}: refused with {result[1]!r} but moved the counters "
+                                    f"{changed}, not its verb's refusals by one")
+            elif any(name.endswith("_refusals") for name in changed):
+                problems.append(f"{shown}: replied but counted a refusal: {changed}")
             pair.log.clear()
         assert pair.server.client.ping(), f"the server stopped answering after {calls} calls"
     FIGURES["bad-input calls fuzzed"] += calls
@@ -245,3 +260,21 @@ def test_spec_problem_names_what_is_wrong_with_an_error_text():
     assert spec_problem("ERR wrong number of arguments for 'EMQ.CLAIM' command", "emq.claim") is None
     assert "names 'hset'" in spec_problem("ERR wrong number of arguments for 'hset' command", "EMQ.CLAIM")
     assert "not one of" in spec_problem("ERR EMQ lease must be positive", "EMQ.CLAIM")
+
+
+def test_a_refused_sweep_counts_its_refusal_and_not_the_members_it_decided_first(rdb_server):
+    """The sweep decides a ghost and a lane row, then meets a row that is not a hash and
+    refuses: nothing is written, and of the counters only the sweep's refusals move, on the
+    module as on the model (the pair checks them equal)."""
+    pair = Pair(rdb_server)
+    now = pair.live.now_ms()
+    pair.step("a lane row", lambda ex: ex.call("HSET", QUEUE.row_key(b"lane"), "group", "g"))
+    pair.step("a string row", lambda ex: ex.call("SET", QUEUE.row_key(b"strung"), "s"))
+    pair.step("ghost, lane, string, expired in that order",
+              lambda ex: ex.call("ZADD", QUEUE.active, now - 3, b"ghost", now - 2, b"lane",
+                                 now - 1, b"strung"))
+    counted, data = pair.live_counters(), pair.live_view()
+    result = pair.step("sweep", lambda ex: ex.sweep(QUEUE, 1))
+    assert result == ("refused", "WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert moved(counted, pair.live_counters()) == {"stalled_check_refusals": 1}
+    assert pair.live_view() == data

@@ -5,7 +5,9 @@ the same calls: adds, native and scripted claims, extensions by the right and by
 workers, batch extensions, sweeps with random budgets and limits, restarts, waits past
 deadlines, and injected oddities (ghosts, lane rows, rows of the wrong type, fields that are
 not integers, foreign and own stamps, a declared key of the wrong type). After every step
-the replies and the whole datasets must be equal, with run_ids compared by process.
+the replies, the whole datasets and the module's counters (INFO trafikey: sweeps, members by
+verdict, refusals by verb) must be equal, with run_ids compared by process; after every
+restart the new process's counters must be zero.
 
 Profiles: `trafikey-default` (300 sequences of up to 10 steps) for `make test`,
 `trafikey-soak` (TRAFIKEY_SOAK=1, `make soak`) for long runs.

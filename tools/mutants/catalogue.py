@@ -17,6 +17,8 @@ SCHEDULE = "trafikey_lab/schedule.py"
 VERBS = "tests/live/test_verbs.py::"
 NATIVE = "tests/module/test_native.py"
 BOUNDARY_LIVE = VERBS + "test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later"
+COUNTERS = "tests/test_counters.py::"
+BAD_INPUT = "tests/reliability/test_bad_input.py::"
 BOUNDARY_DIFFERENTIAL = (
     "tests/reliability/test_differential.py::"
     "test_the_harness_checks_the_sweep_boundary_to_the_millisecond"
@@ -187,6 +189,31 @@ MUTANTS = (
         MODULE, "const long long max = EXACT_LIMIT - 1;", "const long long max = EXACT_LIMIT;",
         (NATIVE,),
     ),
+    Mutant(
+        "counters: a refused sweep counts the members it decided before the refusal",
+        MODULE,
+        "    if (why != REFUSE_NONE) return reply_refusal(ctx, VERB_STALLED_CHECK, why);\n"
+        "\n    /* Write pass. */\n    sweep_writes(ctx, &sweep);\n    count_sweep(&sweep);\n",
+        "    count_sweep(&sweep);\n"
+        "    if (why != REFUSE_NONE) return reply_refusal(ctx, VERB_STALLED_CHECK, why);\n"
+        "\n    /* Write pass. */\n    sweep_writes(ctx, &sweep);\n",
+        (BAD_INPUT + "test_a_refused_sweep_counts_its_refusal_and_not_the_members_it_decided_first",),
+    ),
+    Mutant(
+        "counters: an arity refusal is not counted",
+        MODULE,
+        "    counters.refusals[verb]++;\n    if (error == ERR_ARITY) return ValkeyModule_WrongArity(ctx);\n",
+        "    if (error == ERR_ARITY) return ValkeyModule_WrongArity(ctx);\n    counters.refusals[verb]++;\n",
+        (BAD_INPUT + "test_arity_error_names_the_verb_as_the_server_does_in_any_case",),
+    ),
+    Mutant(
+        "counters: an exempt member counts as recovered, as the reply lists it",
+        MODULE,
+        "counters.swept[sweep->members[i].verdict]++;",
+        "counters.swept[sweep->members[i].verdict == VERDICT_EXEMPT ? VERDICT_RECOVERED\n"
+        "                                                                         : sweep->members[i].verdict]++;",
+        (COUNTERS + "test_each_history_counts_one_sweep_and_its_job_by_verdict_on_model_and_module",),
+    ),
     # -- the model -----------------------------------------------------------------------------
     Mutant(
         "model: the sweep selects deadline < now",
@@ -234,6 +261,12 @@ MUTANTS = (
         '            fields += (b"stalled", b"%d" % verdict.stalled)\n',
         '        fields += (b"stalled", b"%d" % (verdict.stalled or 0))\n',
         (VERBS + "test_sweep_recovers_a_foreign_lease_uncounted",),
+    ),
+    Mutant(
+        "model: a restart keeps the counters of the process before it",
+        MODEL, "        self.counters = new_counters()\n        return self.run_id\n",
+        "        return self.run_id\n",
+        (COUNTERS + "test_the_model_starts_its_counters_again_at_each_restart",),
     ),
     # -- the lab's rules of time (schedule.moments and decide) ------------------------------------
     Mutant(

@@ -9,7 +9,7 @@ import time
 import redis
 
 from trafikey_lab import scripts
-from trafikey_lab.errors import ReplyError
+from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import SCRIPTS, Executor, Queue, glob_escaped
 from trafikey_lab.live.server import client_of
 from trafikey_lab.text import plain
@@ -75,6 +75,16 @@ class LiveExecutor(Executor):
 
     def now_ms(self) -> int:
         return server_now_ms(self.client)
+
+    def counters(self) -> dict[str, int]:
+        fields = self.client.info("trafikey")
+        if not fields:
+            raise LabError(
+                "the server has no INFO trafikey section, so the trafikey module is not loaded "
+                "there: start the lab's server (it loads the module), or load "
+                "trafikey_lab/module/trafikey.so into this one with --loadmodule"
+            )
+        return {name.removeprefix("trafikey_"): int(value) for name, value in fields.items()}
 
     def wait_until(self, ms: int) -> None:
         while (now := self.now_ms()) <= ms:

@@ -13,6 +13,9 @@
  *   EMQ.EXTENDS        extend many live leases under one now; re-stamps them
  *   EMQ.STALLED.CHECK  sweep expired leases; the only reader of the stamp
  *
+ * and one INFO section, INFO trafikey: what this process's verbs did since
+ * the module loaded (see "The counters").
+ *
  * Layout: the pure functions first (no context; exported so that ctypes can
  * test them outside a server), then helpers that talk to the server, then
  * the command handlers, then OnLoad. Every handler checks in the same order:
@@ -237,7 +240,10 @@ static int word_is(const char *buf, size_t len, const char *lower)
     X(GetCurrentUserName)        \
     X(GetModuleUserFromUserName) \
     X(ACLCheckKeyPermissions)    \
-    X(FreeModuleUser)
+    X(FreeModuleUser)            \
+    X(RegisterInfoFunc)          \
+    X(InfoAddSection)            \
+    X(InfoAddFieldLongLong)
 
 #define DECLARE_API(name) static vkm_##name ValkeyModule_##name;
 TRAFIKEY_API(DECLARE_API)
@@ -323,6 +329,66 @@ static void make_literals(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The counters                                                             */
+/* ------------------------------------------------------------------------ */
+
+enum verb { VERB_CLAIM = 0, VERB_EXTEND, VERB_EXTENDS, VERB_STALLED_CHECK, VERB_COUNT };
+
+/* What this process's verbs did since the module loaded, for INFO trafikey:
+ * the sweeps that ran (a refused sweep is not one), the members they swept
+ * by verdict, and each verb's refusals. Counting touches nothing else: no
+ * key, no reply, nothing replicated or saved.
+ *
+ * They live in this process's memory only, so their life is the run_id's: a
+ * restart starts them at zero, as it starts a new lease epoch. Read beside
+ * INFO server run_id, a rise of swept_exempt right after the run_id changed
+ * is the old process's leases coming back uncounted.
+ *
+ * Refusals are counted per verb, since they mean different things: a
+ * refused sweep leaves every expired lease of its queue where it is until
+ * the bad row is repaired, a refused claim starves the workers, a refused
+ * extension is one worker's mistake. Only the module's own refusals are
+ * here: what the server refuses before the verb runs (READONLY on a
+ * replica, OOM, the ACL of declared keys) never reaches the module. */
+static struct {
+    long long sweeps;
+    long long swept[VERDICT_DEAD + 1]; /* by verdict; VERDICT_NONE stays 0 */
+    long long refusals[VERB_COUNT];
+} counters;
+
+/* The INFO field of each counter; the server prefixes each with "trafikey_". */
+static const char *const swept_fields[] = {
+    [VERDICT_GHOST] = "swept_ghost",
+    [VERDICT_LANE] = "swept_lane",
+    [VERDICT_EXEMPT] = "swept_exempt",
+    [VERDICT_RECOVERED] = "swept_recovered",
+    [VERDICT_DEAD] = "swept_dead",
+};
+static const char *const refusal_fields[] = {
+    [VERB_CLAIM] = "claim_refusals",
+    [VERB_EXTEND] = "extend_refusals",
+    [VERB_EXTENDS] = "extends_refusals",
+    [VERB_STALLED_CHECK] = "stalled_check_refusals",
+};
+
+/* The module's own INFO section, "# trafikey": what INFO trafikey prints,
+ * and part of INFO modules and INFO everything (not of plain INFO, nor of
+ * INFO all). In a crash report too: the counters say what the sweeps had
+ * been doing. */
+static void info_func(ValkeyModuleInfoCtx *ctx, int for_crash_report)
+{
+    (void)for_crash_report;
+    ValkeyModule_InfoAddSection(ctx, "");
+    ValkeyModule_InfoAddFieldLongLong(ctx, "sweeps", counters.sweeps);
+    for (int v = VERDICT_GHOST; v <= VERDICT_DEAD; v++) {
+        ValkeyModule_InfoAddFieldLongLong(ctx, swept_fields[v], counters.swept[v]);
+    }
+    for (int verb = 0; verb < VERB_COUNT; verb++) {
+        ValkeyModule_InfoAddFieldLongLong(ctx, refusal_fields[verb], counters.refusals[verb]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Talking to the server                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -337,15 +403,27 @@ static void make_literals(void)
 #define ERR_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 #define ERR_NOPERM "NOPERM No permissions to access a key"
 
+/* The server's own arity error, which names the verb as it was registered. */
+#define ERR_ARITY NULL
+
 /* Why a read pass refused, or REFUSE_NONE. */
 enum refusal { REFUSE_NONE = 0, REFUSE_WRONGTYPE, REFUSE_NOPERM, REFUSE_NOT_INTEGER };
 
-static int reply_refusal(ValkeyModuleCtx *ctx, enum refusal why)
+/* Replies the refusal of one verb and counts it (see "The counters"). Every
+ * error reply of a verb is made here, so a refused command counts once. */
+static int refuse(ValkeyModuleCtx *ctx, enum verb verb, const char *error)
+{
+    counters.refusals[verb]++;
+    if (error == ERR_ARITY) return ValkeyModule_WrongArity(ctx);
+    return ValkeyModule_ReplyWithError(ctx, error);
+}
+
+static int reply_refusal(ValkeyModuleCtx *ctx, enum verb verb, enum refusal why)
 {
     switch (why) {
-    case REFUSE_WRONGTYPE: return ValkeyModule_ReplyWithError(ctx, ERR_WRONGTYPE);
-    case REFUSE_NOPERM: return ValkeyModule_ReplyWithError(ctx, ERR_NOPERM);
-    default: return ValkeyModule_ReplyWithError(ctx, ERR_NOT_INTEGER);
+    case REFUSE_WRONGTYPE: return refuse(ctx, verb, ERR_WRONGTYPE);
+    case REFUSE_NOPERM: return refuse(ctx, verb, ERR_NOPERM);
+    default: return refuse(ctx, verb, ERR_NOT_INTEGER);
     }
 }
 
@@ -652,20 +730,20 @@ static int claim_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int ar
     enum refusal why;
 
     ValkeyModule_AutoMemory(ctx);
-    if (argc != 5) return ValkeyModule_WrongArity(ctx);
-    if (!parse_at_least(argv[4], 1, &lease)) return ValkeyModule_ReplyWithError(ctx, ERR_LEASE);
+    if (argc != 5) return refuse(ctx, VERB_CLAIM, ERR_ARITY);
+    if (!parse_at_least(argv[4], 1, &lease)) return refuse(ctx, VERB_CLAIM, ERR_LEASE);
     now = ValkeyModule_Milliseconds();
-    if (!deadline_in_range(now, lease, &deadline)) return ValkeyModule_ReplyWithError(ctx, ERR_DEADLINE);
+    if (!deadline_in_range(now, lease, &deadline)) return refuse(ctx, VERB_CLAIM, ERR_DEADLINE);
     open_keys(ctx, &argv[1], 2, keys);
-    if ((why = check_zset(&keys[0])) != REFUSE_NONE) return reply_refusal(ctx, why);
-    if ((why = check_zset(&keys[1])) != REFUSE_NONE) return reply_refusal(ctx, why);
-    if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
+    if ((why = check_zset(&keys[0])) != REFUSE_NONE) return reply_refusal(ctx, VERB_CLAIM, why);
+    if ((why = check_zset(&keys[1])) != REFUSE_NONE) return reply_refusal(ctx, VERB_CLAIM, why);
+    if (!run_id_cached) return refuse(ctx, VERB_CLAIM, ERR_HOST);
 
     /* Read pass. */
     caller_resolve(ctx, &caller);
     why = plan_claim(ctx, &keys[0], argv[3], &caller, &claim);
     caller_release(&caller);
-    if (why != REFUSE_NONE) return reply_refusal(ctx, why);
+    if (why != REFUSE_NONE) return reply_refusal(ctx, VERB_CLAIM, why);
 
     /* Write pass. */
     claim_writes(ctx, keys, &claim, deadline);
@@ -711,21 +789,21 @@ static int extend_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int a
     enum refusal why;
 
     ValkeyModule_AutoMemory(ctx);
-    if (argc != 6) return ValkeyModule_WrongArity(ctx);
-    if (!parse_at_least(argv[4], 0, &attempt)) return ValkeyModule_ReplyWithError(ctx, ERR_ATTEMPT);
-    if (!parse_at_least(argv[5], 1, &lease)) return ValkeyModule_ReplyWithError(ctx, ERR_LEASE);
+    if (argc != 6) return refuse(ctx, VERB_EXTEND, ERR_ARITY);
+    if (!parse_at_least(argv[4], 0, &attempt)) return refuse(ctx, VERB_EXTEND, ERR_ATTEMPT);
+    if (!parse_at_least(argv[5], 1, &lease)) return refuse(ctx, VERB_EXTEND, ERR_LEASE);
     now = ValkeyModule_Milliseconds();
-    if (!deadline_in_range(now, lease, &deadline)) return ValkeyModule_ReplyWithError(ctx, ERR_DEADLINE);
+    if (!deadline_in_range(now, lease, &deadline)) return refuse(ctx, VERB_EXTEND, ERR_DEADLINE);
     open_keys(ctx, &argv[1], 2, keys);
-    if ((why = check_zset(&keys[0])) != REFUSE_NONE) return reply_refusal(ctx, why);
+    if ((why = check_zset(&keys[0])) != REFUSE_NONE) return reply_refusal(ctx, VERB_EXTEND, why);
     row_type = key_type(keys[1].handle);
-    if (row_type != TYPE_NONE && row_type != TYPE_HASH) return reply_refusal(ctx, REFUSE_WRONGTYPE);
-    if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
+    if (row_type != TYPE_NONE && row_type != TYPE_HASH) return reply_refusal(ctx, VERB_EXTEND, REFUSE_WRONGTYPE);
+    if (!run_id_cached) return refuse(ctx, VERB_EXTEND, ERR_HOST);
 
     /* Read pass. */
     if (row_type == TYPE_HASH) {
         if ((why = lease_is_live(&keys[0], keys[1].handle, argv[3], attempt, &live)) != REFUSE_NONE) {
-            return reply_refusal(ctx, why);
+            return reply_refusal(ctx, VERB_EXTEND, why);
         }
     }
     if (!live) return ValkeyModule_ReplyWithLongLong(ctx, 0);
@@ -815,10 +893,10 @@ static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
     enum refusal why;
 
     ValkeyModule_AutoMemory(ctx);
-    if (argc < 6 || (argc - 3) % 3 != 0) return ValkeyModule_WrongArity(ctx);
-    if (!parse_at_least(argv[2], 1, &lease)) return ValkeyModule_ReplyWithError(ctx, ERR_LEASE);
+    if (argc < 6 || (argc - 3) % 3 != 0) return refuse(ctx, VERB_EXTENDS, ERR_ARITY);
+    if (!parse_at_least(argv[2], 1, &lease)) return refuse(ctx, VERB_EXTENDS, ERR_LEASE);
     now = ValkeyModule_Milliseconds();
-    if (!deadline_in_range(now, lease, &deadline)) return ValkeyModule_ReplyWithError(ctx, ERR_DEADLINE);
+    if (!deadline_in_range(now, lease, &deadline)) return refuse(ctx, VERB_EXTENDS, ERR_DEADLINE);
     size_t count = (size_t)(argc - 3) / 3;
     ValkeyModuleString **triples = &argv[3];
     struct extension *ext = ValkeyModule_PoolAlloc(ctx, count * sizeof *ext);
@@ -826,18 +904,18 @@ static int extends_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int 
         ext[i].row = NULL;
         ext[i].live = 0;
         if (!parse_at_least(triples[3 * i + 2], 0, &ext[i].attempt)) {
-            return ValkeyModule_ReplyWithError(ctx, ERR_ATTEMPT);
+            return refuse(ctx, VERB_EXTENDS, ERR_ATTEMPT);
         }
     }
     open_keys(ctx, &argv[1], 1, &active);
-    if ((why = check_zset(&active)) != REFUSE_NONE) return reply_refusal(ctx, why);
-    if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
+    if ((why = check_zset(&active)) != REFUSE_NONE) return reply_refusal(ctx, VERB_EXTENDS, why);
+    if (!run_id_cached) return refuse(ctx, VERB_EXTENDS, ERR_HOST);
 
     /* Read pass. */
     caller_resolve(ctx, &caller);
     why = plan_extends(ctx, &active, triples, count, &caller, ext, &live_count);
     caller_release(&caller);
-    if (why != REFUSE_NONE) return reply_refusal(ctx, why);
+    if (why != REFUSE_NONE) return reply_refusal(ctx, VERB_EXTENDS, why);
 
     /* Write pass. */
     extends_writes(ctx, &active, deadline, triples, ext, count);
@@ -1011,6 +1089,13 @@ static void sweep_writes(ValkeyModuleCtx *ctx, const struct sweep *sweep)
     }
 }
 
+/* A sweep that ran, and each of its members by verdict, in the counters. */
+static void count_sweep(const struct sweep *sweep)
+{
+    counters.sweeps++;
+    for (size_t i = 0; i < sweep->count; i++) counters.swept[sweep->members[i].verdict]++;
+}
+
 /* [recovered_ids, dead_ids], each in sweep order; exempt ids are recovered. */
 static int reply_sweep(ValkeyModuleCtx *ctx, const struct sweep *sweep)
 {
@@ -1050,19 +1135,19 @@ static int stalled_check_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv
 
     ValkeyModule_AutoMemory(ctx);
     sweep.limit = DEFAULT_LIMIT;
-    if (argc != 6 && argc != 8) return ValkeyModule_WrongArity(ctx);
-    if (!parse_at_least(argv[5], 1, &sweep.max_stalled)) return ValkeyModule_ReplyWithError(ctx, ERR_MAX_STALLED);
+    if (argc != 6 && argc != 8) return refuse(ctx, VERB_STALLED_CHECK, ERR_ARITY);
+    if (!parse_at_least(argv[5], 1, &sweep.max_stalled)) return refuse(ctx, VERB_STALLED_CHECK, ERR_MAX_STALLED);
     if (argc == 8) {
         size_t len;
         const char *option = ValkeyModule_StringPtrLen(argv[6], &len);
-        if (!word_is(option, len, "limit")) return ValkeyModule_ReplyWithError(ctx, ERR_SYNTAX);
-        if (!parse_at_least(argv[7], 1, &sweep.limit)) return ValkeyModule_ReplyWithError(ctx, ERR_LIMIT);
+        if (!word_is(option, len, "limit")) return refuse(ctx, VERB_STALLED_CHECK, ERR_SYNTAX);
+        if (!parse_at_least(argv[7], 1, &sweep.limit)) return refuse(ctx, VERB_STALLED_CHECK, ERR_LIMIT);
     }
     open_keys(ctx, &argv[1], 3, sweep.keys);
     for (int k = 1; k <= 3; k++) {
-        if ((why = check_zset(&sweep.keys[k - 1])) != REFUSE_NONE) return reply_refusal(ctx, why);
+        if ((why = check_zset(&sweep.keys[k - 1])) != REFUSE_NONE) return reply_refusal(ctx, VERB_STALLED_CHECK, why);
     }
-    if (!run_id_cached) return ValkeyModule_ReplyWithError(ctx, ERR_HOST);
+    if (!run_id_cached) return refuse(ctx, VERB_STALLED_CHECK, ERR_HOST);
     sweep.prefix = argv[4];
     sweep.now = ValkeyModule_Milliseconds();
 
@@ -1071,10 +1156,11 @@ static int stalled_check_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv
     caller_resolve(ctx, &caller);
     why = plan_sweep(ctx, &sweep, &caller);
     caller_release(&caller);
-    if (why != REFUSE_NONE) return reply_refusal(ctx, why);
+    if (why != REFUSE_NONE) return reply_refusal(ctx, VERB_STALLED_CHECK, why);
 
     /* Write pass. */
     sweep_writes(ctx, &sweep);
+    count_sweep(&sweep);
     return reply_sweep(ctx, &sweep);
 }
 
@@ -1082,7 +1168,8 @@ static int stalled_check_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv
 /* Load                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Binds the API, names the module, reads the epoch and registers the verbs.
+/* Binds the API, names the module, reads the epoch, registers the verbs and
+ * the INFO section of their counters.
  * A module that could not read a valid run_id refuses to load, so a server
  * that serves the EMQ verbs always holds an epoch. */
 int ValkeyModule_OnLoad(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc)
@@ -1129,6 +1216,10 @@ int ValkeyModule_OnLoad(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int arg
             ValkeyModule_Log(ctx, "warning", "trafikey: could not register %s", commands[i].name);
             return VKM_ERR;
         }
+    }
+    if (ValkeyModule_RegisterInfoFunc(ctx, info_func) != VKM_OK) {
+        ValkeyModule_Log(ctx, "warning", "trafikey: could not register its INFO section");
+        return VKM_ERR;
     }
     return VKM_OK;
 }

@@ -19,6 +19,7 @@ typedef struct ValkeyModuleString ValkeyModuleString;
 typedef struct ValkeyModuleKey ValkeyModuleKey;
 typedef struct ValkeyModuleServerInfoData ValkeyModuleServerInfoData;
 typedef struct ValkeyModuleUser ValkeyModuleUser;
+typedef struct ValkeyModuleInfoCtx ValkeyModuleInfoCtx;
 
 /* Return codes of API calls and of OnLoad. */
 #define VKM_OK 0
@@ -64,6 +65,9 @@ typedef struct ValkeyModuleUser ValkeyModuleUser;
 typedef int (*vkm_GetApi)(const char *name, void *out);
 
 typedef int (*vkm_CmdFunc)(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc);
+
+/* Called by INFO (for_crash_report 0) and by the crash report (1). */
+typedef void (*vkm_InfoFunc)(ValkeyModuleInfoCtx *ctx, int for_crash_report);
 
 /* One typedef per API function the module fetches. */
 typedef void (*vkm_SetModuleAttribs)(ValkeyModuleCtx *ctx, const char *name, int ver, int apiver);
@@ -118,5 +122,11 @@ typedef ValkeyModuleString *(*vkm_GetCurrentUserName)(ValkeyModuleCtx *ctx);
 typedef ValkeyModuleUser *(*vkm_GetModuleUserFromUserName)(ValkeyModuleString *name);
 typedef int (*vkm_ACLCheckKeyPermissions)(ValkeyModuleUser *user, ValkeyModuleString *key, int flags);
 typedef void (*vkm_FreeModuleUser)(ValkeyModuleUser *user);
+
+/* InfoAddSection's name is appended to the module's name ("" names the
+ * module's own section); each field is printed as <module>_<field>. */
+typedef int (*vkm_RegisterInfoFunc)(ValkeyModuleCtx *ctx, vkm_InfoFunc cb);
+typedef int (*vkm_InfoAddSection)(ValkeyModuleInfoCtx *ctx, const char *name);
+typedef int (*vkm_InfoAddFieldLongLong)(ValkeyModuleInfoCtx *ctx, const char *field, long long value);
 
 #endif
