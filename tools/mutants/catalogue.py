@@ -17,7 +17,7 @@ SCHEDULE = "trafikey_lab/schedule.py"
 VERBS = "tests/live/test_verbs.py::"
 NATIVE = "tests/module/test_native.py"
 BOUNDARY_LIVE = VERBS + "test_sweep_takes_a_deadline_equal_to_its_now_and_leaves_one_a_millisecond_later"
-COUNTERS = "tests/test_counters.py::"
+COUNTERS = "tests/live/test_counters.py::"
 BAD_INPUT = "tests/reliability/test_bad_input.py::"
 BOUNDARY_DIFFERENTIAL = (
     "tests/reliability/test_differential.py::"
