@@ -4,10 +4,9 @@ scenario, read from the application's model of the notebook (JupyterLab renders 
 in view)."""
 
 import pytest
+from lab_pages.notebook import _PANEL, course_notebook
 
 from trafikey_lab.scenarios import COLUMNS, SCENARIOS
-
-from lab_pages.notebook import _PANEL, course_notebook
 
 # Each code cell's result as the notebook's model holds it: its text/plain and text/html.
 _RESULTS = "(path) => {" + _PANEL + """

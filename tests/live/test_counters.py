@@ -48,7 +48,7 @@ def raw_info(server, section: str) -> str:
         client.close()
 
 
-@pytest.mark.parametrize("key, max_stalled", sorted(VERDICT_OF))
+@pytest.mark.parametrize(("key", "max_stalled"), sorted(VERDICT_OF))
 def test_each_history_counts_one_sweep_and_its_job_by_verdict_on_model_and_module(
         executor, key, max_stalled):
     counted = counted_by(executor, lambda: play(key, max_stalled, executor, QUEUE))
@@ -105,6 +105,7 @@ def test_the_model_starts_its_counters_again_at_each_restart():
     model.sweep(QUEUE, 1)
     with pytest.raises(ReplyError, match="max_stalled"):
         model.sweep(QUEUE, 0)
-    assert model.counters()["sweeps"] == 1 and model.counters()["stalled_check_refusals"] == 1
+    assert model.counters()["sweeps"] == 1
+    assert model.counters()["stalled_check_refusals"] == 1
     model.restart()
     assert model.counters() == new_counters()
