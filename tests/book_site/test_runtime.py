@@ -8,11 +8,10 @@ load to the kernel ready and to the first widget answering, and one change's tim
 updated text. Nothing here asserts a goal on them (the machine is shared): the numbers go to
 docs/benchmarks.md.
 
-The course's own cells cannot run in the page yet: `import trafikey_lab` imports redis (its
-errors module and its live servers), and redis imports only with `ssl`, which Pyodide 0.27
-serves from its content-delivery network alone. The two tests of the course's cells are
-strict xfails: they fail while that holds, and fail the suite the day they pass, so that the
-mark goes with the cause.
+The course's own cells run in the page: 01's run_id checker answers a typed value as `epoch`
+does (and says the C module is not in the page), and 00's prediction exercise, edited in the
+page, is checked there. The library imports in Pyodide because its pure core and these faces
+load no redis, matplotlib or numpy (tests/notebooks/test_in_page.py holds that in CPython).
 """
 
 import json
@@ -38,8 +37,6 @@ verdict = w.HTML()
 typed.observe(lambda change: setattr(verdict, "value",
               f"{len(change['new'].encode())} bytes"), names="value")
 w.VBox([typed, verdict])"""
-IMPORT_BLOCKED = ("import trafikey_lab imports redis, which needs ssl, which Pyodide 0.27 "
-                  "serves only from its CDN: the library must import without redis")
 
 
 @dataclass
@@ -141,7 +138,6 @@ def test_the_stored_outputs_stay_until_their_cell_runs(start_here):
     assert cell.locator(".cell_output").inner_text().strip() != ""
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=IMPORT_BLOCKED)
 def test_the_run_id_checker_answers_a_typed_value_as_epoch_does(browser, served):
     from trafikey_lab import epoch
 
@@ -162,7 +158,6 @@ def test_the_run_id_checker_answers_a_typed_value_as_epoch_does(browser, served)
         context.close()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=IMPORT_BLOCKED)
 def test_the_prediction_exercise_edited_in_the_page_is_checked(start_here):
     page = start_here.page
     cell = cell_with(page, "import ipywidgets as w")

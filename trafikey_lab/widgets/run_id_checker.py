@@ -47,8 +47,9 @@ def value_html(value: bytes | None) -> str:
 class RunIdChecker(Widget):
     """Pick one of the dive's test values, or type your own, and see both checks on it.
 
-    Controls: `choice` (Dropdown) and `typed` (Text). Results: the Labels `length` and
-    `shape`, and the HTML `value`, `load`, `sweep`, `native` and `tests` (text escaped).
+    Controls: `choice` (Dropdown) and `typed` (Text). Results: the HTML `value`, `length`,
+    `shape`, `load`, `sweep`, `native` and `tests` (text escaped); HTML, not Labels, since the
+    book's in-page widget manager draws a Label's value as nothing.
     """
 
     def __init__(self, current: bytes = epoch.NOW):
@@ -62,8 +63,8 @@ class RunIdChecker(Widget):
             layout=widgets.Layout(width="40em"),
         )
         self.value = widgets.HTML()
-        self.length = widgets.Label()
-        self.shape = widgets.Label()
+        self.length = widgets.HTML()
+        self.shape = widgets.HTML()
         # flex: a long reading takes the row's remaining width and wraps inside it.
         self.load, self.sweep, self.native = (
             widgets.HTML(layout=widgets.Layout(flex="1 1 0%")) for _ in range(3))
@@ -119,8 +120,8 @@ class RunIdChecker(Widget):
     def update(self) -> None:
         r = self.reading = read_value(self.selected(), self.current)
         self.value.value = value_html(r.value)
-        self.length.value = r.length
-        self.shape.value = f"valid_run_id → {_flag(r.valid)}: {r.reason}"
+        self.length.value = html.escape(r.length, quote=False)
+        self.shape.value = html.escape(f"valid_run_id → {_flag(r.valid)}: {r.reason}", quote=False)
         self.load.value = html.escape(r.load, quote=False)
         self.sweep.value = html.escape(f"exempt → {_flag(r.exempt)}: {r.sweep}", quote=False)
         if r.native_absent:
