@@ -57,6 +57,21 @@ class _Attached:
     address = "redis://127.0.0.1:6379"
 
 
+# -- 4b. seeing it: the module's counters -----------------------------------------------------
+
+def test_the_counters_show_the_restarts_burst_as_exempt_and_a_later_stall_as_recovered(live):
+    shown = production.seeing_it(live.server)
+    assert lines(shown, "model") == lines(shown, "live")
+    assert shown.lines[-1] == "model and live agree on every line: True"
+    restarted, swept, stalled = lines(shown, "live")
+    assert restarted.endswith("sweeps 0, swept_exempt 0, swept_recovered 0, swept_dead 0, "
+                              "stalled_check_refusals 0")
+    assert swept.endswith(f"sweeps 1, swept_exempt {production.BURST}, swept_recovered 0, "
+                          "swept_dead 0, stalled_check_refusals 0")
+    assert stalled.endswith(f"sweeps 2, swept_exempt {production.BURST}, swept_recovered 1, "
+                            "swept_dead 0, stalled_check_refusals 0")
+
+
 def test_on_a_server_the_lab_may_not_restart_a_part_plays_on_the_model_and_says_why_not_live():
     shown = production.race(_Attached(), worker_first=True)
     assert lines(shown, "model")

@@ -45,7 +45,7 @@ from trafikey_lab.table import Table
 from trafikey_lab.text import plain
 
 __all__ = ["QUESTION", "FenceKeys", "check_fenced_write", "clock_ahead", "crash_with_aof",
-           "crash_with_rdb", "everysec_window", "model_table", "race", "runs_twice"]
+           "crash_with_rdb", "everysec_window", "model_table", "race", "runs_twice", "seeing_it"]
 
 RACE_LEASE_MS = 150
 """A lease that runs out while a live restart (some 200 ms) is under way."""
@@ -108,6 +108,44 @@ def _lease_line(stage: Stage, names: _Names) -> str:
     active = stage.worker.deadline(QUEUE, JOB) is not None
     return (f"state {plain(row.get(b'state'))}, stamp of {names(row.get(b'lease_epoch'))}, "
             f"stalled {plain(row.get(b'stalled'))}, in active: {active}")
+
+
+# -- seeing it: the module's INFO section --------------------------------------------------
+
+SEEN = ("sweeps", "swept_exempt", "swept_recovered", "swept_dead", "stalled_check_refusals")
+"""The counters an operator reads after a restart (INFO trafikey, without its prefix)."""
+BURST = 3
+
+
+def _counted(stage: Stage) -> str:
+    counters = stage.sweeper.counters()
+    return ", ".join(f"{name} {counters[name]}" for name in SEEN)
+
+
+def exemptions_seen(stage: Stage) -> Shown:
+    """BURST leases cross a restart and are swept by the new process, then one lease stalls
+    under it: what the counters say after each sweep."""
+    stage.worker.clear(QUEUE)
+    jobs = [f"{JOB.decode()}-{n}".encode() for n in range(1, BURST + 1)]
+    for job in jobs:
+        stage.worker.add(QUEUE, job, b"hello")
+    deadline = max(stage.worker.claim(QUEUE, RACE_LEASE_MS)[2] for _ in jobs)
+    stage.restart()
+    lines = [f"{BURST} leases claimed, then a restart: {_counted(stage)}"]
+    stage.sweeper.wait_until(deadline)
+    stage.sweeper.sweep(QUEUE, 2)
+    lines.append(f"the new process sweeps them: {_counted(stage)}")
+    stalled = stage.worker.claim(QUEUE, RACE_LEASE_MS)[2]
+    stage.sweeper.wait_until(stalled)
+    stage.sweeper.sweep(QUEUE, 2)
+    lines.append(f"one of them stalls under it: {_counted(stage)}")
+    stage.worker.clear(QUEUE)
+    return Shown(tuple(lines))
+
+
+def seeing_it(server: LabServer) -> Shown:
+    """exemptions_seen on the model and on the lab's server."""
+    return _on_each(server, lambda stage, _: exemptions_seen(stage), "a restart")
 
 
 # -- 1. the race after a restart ------------------------------------------------------------
@@ -565,7 +603,7 @@ QUESTION = Question(
         Option("Retry the extension until it replies 1.",
                misconception="a 0 is a transient error, like a lost connection",
                why="EMQ.EXTEND answers 0 only when the lease is not live: no retry brings it "
-                   "back, since the job is pending or claimed again with a higher attempt."),
+                   "back, since the job is pending, dead or claimed again with a higher attempt."),
         Option("Claim the job again with EMQ.CLAIM to get its lease back.",
                misconception="a claim takes back one's own job",
                why="EMQ.CLAIM takes the head of pending, whatever job that is, and gives it a "

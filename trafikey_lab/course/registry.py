@@ -53,7 +53,7 @@ NOTEBOOKS = (
              "and scripted", 45),
     Notebook("07", "07_in_production",
              "07 · In production: what the lease epoch asks of workers, operators and "
-             "persistence", 65),
+             "persistence", 75),
 )
 
 
