@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: lab app test setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check \
+.PHONY: lab app test browser setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check \
 	book book-check linkcheck
 
 lab: $(STAMP)
@@ -32,6 +32,12 @@ TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks
+
+# make browser  the whole browser suite with every notebook's run-and-axe check in Chromium
+#               (make test runs those for 00 and 04 only, to stay within its time); .ci/run
+#               runs it after make test
+browser: $(STAMP)
+	TRAFIKEY_BROWSER=all $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile tests/browser
 
 setup: $(STAMP)
 

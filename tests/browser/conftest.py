@@ -23,6 +23,10 @@ The server
 Selecting
     Every test of a notebook carries the notebook's name in its id, so
     `pytest tests/browser -k "00 or 04"` runs exactly the tests of notebooks 00 and 04.
+    `make test` runs the whole-notebook checks (test_notebooks_in_lab.py: the run and axe) for
+    00 and 04 only, which keeps it within its time; every notebook is run under nbval there
+    all the same. TRAFIKEY_BROWSER=all (`make browser`, which .ci/run runs after make test)
+    runs them for every notebook.
 
 Screenshots of each notebook after its run are written to tests/browser/screenshots/
 (git-ignored), so a failing run can be looked at.
@@ -37,6 +41,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+
+QUICK = ("00_start_here", "04_one_lease_across_a_restart")
+"""The notebooks whose whole-notebook browser checks make test runs (binder-check's two)."""
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("TRAFIKEY_BROWSER") == "all":
+        return
+    later = [item for item in items if item.path.name == "test_notebooks_in_lab.py"
+             and getattr(item, "callspec", None) is not None
+             and item.callspec.params.get("name") not in QUICK]
+    if later:
+        config.hook.pytest_deselected(items=later)
+        items[:] = [item for item in items if item not in later]
 
 import chromium  # noqa: E402  (tools/ is not a package)
 from chromium import new_context  # noqa: E402
