@@ -8,14 +8,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play  # noqa: E402
-from trafikey_lab.course import limits  # noqa: E402
-from trafikey_lab.live import replicas  # noqa: E402
-from trafikey_lab.live.owned import OwnedServer  # noqa: E402
-from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
+from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play
+from trafikey_lab.course import limits
+from trafikey_lab.live import replicas
+from trafikey_lab.live.owned import OwnedServer
+from trafikey_lab.plots.timeline import draw_timeline
 
 QUEUE = Queue("{caveat}")
 
@@ -143,9 +143,8 @@ def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(
         return real_start(self)
 
     monkeypatch.setattr(LabServer, "start", spy)
-    with pytest.raises(replicas.LabError, match="did not catch up"):
-        with replicas.replica_of(lab):
-            pass
+    with pytest.raises(replicas.LabError, match="did not catch up"), replicas.replica_of(lab):
+        pass
     assert started and not started[0].running and started[0].data_dir is None
 
 

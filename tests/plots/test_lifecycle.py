@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import pytest
 
-from trafikey_lab.plots import alt, lifecycle  # noqa: E402
-from trafikey_lab.plots.lifecycle import STATE_AT, draw_lifecycle  # noqa: E402
+from trafikey_lab.plots import alt, lifecycle
+from trafikey_lab.plots.lifecycle import STATE_AT, draw_lifecycle
 
 
 @pytest.fixture

@@ -4,18 +4,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import xml.etree.ElementTree as ET  # noqa: E402
+import xml.etree.ElementTree as ET
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.colors import to_hex
 
-from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
-from trafikey_lab.course.limits import SCRIPTED_EXTENSION  # noqa: E402
-from trafikey_lab.plots.alt import alt_text as figure_alt  # noqa: E402
-from trafikey_lab.plots.alt import img_html  # noqa: E402
-from trafikey_lab.plots.svg import text_width  # noqa: E402
-from trafikey_lab.plots.timeline import (  # noqa: E402
+from trafikey_lab import HISTORIES, ModelExecutor, play
+from trafikey_lab.course.limits import SCRIPTED_EXTENSION
+from trafikey_lab.plots.alt import alt_text as figure_alt
+from trafikey_lab.plots.alt import img_html
+from trafikey_lab.plots.svg import text_width
+from trafikey_lab.plots.timeline import (
     FIGSIZE,
     OKABE_ITO,
     alt_text,

@@ -33,7 +33,7 @@ from trafikey_lab.traces import describe_write
 from trafikey_lab.widgets.diagnostic import Diagnostic
 
 __all__ = ["NOW", "REFUSALS", "THIS_PROCESS", "ZERO", "Seen", "c_excerpt", "check_stops",
-           "decide_member", "lay_out", "member_table", "plan_table", "queue_state", "question",
+           "decide_member", "lay_out", "member_table", "plan_table", "question", "queue_state",
            "spoil", "try_sweep"]
 
 MAX_STALLED = 3
