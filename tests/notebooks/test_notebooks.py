@@ -58,7 +58,7 @@ def test_every_sanitize_rule_parses_as_a_regex_and_replace_pair():
         re.compile(regex)
 
 
-@pytest.mark.parametrize("volatile,steady", [
+@pytest.mark.parametrize(("volatile", "steady"), [
     ("run_id 094c1e5f0d6b2a7c8e9f00112233445566775cdb", "run_id <run_id>"),
     ("redis://127.0.0.1:40123", "redis://127.0.0.1:<port>"),
     ("data in /tmp/trafikey-lab-x1_y2z3", "data in <data_dir>"),
@@ -162,8 +162,10 @@ def test_each_notebook_has_one_setup_cell_and_a_folded_answer(name):
     markdown = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
     assert code[0] == "import trafikey_lab.course\ncourse = trafikey_lab.course.setup()"
     assert sum("course.setup()" in source for source in code) == 1
-    assert nb.cells[0].source.startswith("# ") and "**Time:**" in nb.cells[0].source
-    assert "<details><summary>" in markdown and "## Summary" in markdown
+    assert nb.cells[0].source.startswith("# ")
+    assert "**Time:**" in nb.cells[0].source
+    assert "<details><summary>" in markdown
+    assert "## Summary" in markdown
 
 
 @pytest.mark.parametrize("name", MINE)
@@ -279,7 +281,8 @@ def test_the_names_table_in_00_names_only_what_the_modules_source_has():
     names = {name for cell in c_cells for span in re.findall(r"`([^`]+)`", cell)
              for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", span)}
     source = MODULE_SOURCE.read_text()
-    assert len(c_cells) >= 10 and {"cached_run_id", "NEED_EPOCH", "trafikey_exempt"} <= names
+    assert len(c_cells) >= 10
+    assert {"cached_run_id", "NEED_EPOCH", "trafikey_exempt"} <= names
     assert sorted(name for name in names if name not in source) == []
 
 

@@ -367,7 +367,7 @@ def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
         reply = try_sweep(live, queue, STOP_MAX_STALLED)
         live.clear(queue)
     except LabError as exc:
-        return findings + [Finding(NOTE, f"not swept live: {exc}")]
+        return [*findings, Finding(NOTE, f"not swept live: {exc}")]
     if reply == expected:
         findings.append(Finding(NOTE, "the live server's sweep of the same rows gave the same "
                                       "reply"))

@@ -37,7 +37,7 @@ def plot_dead_letters(rows: list[dict], ax=None):
     ax.set_xlabel("healthy jobs dead-lettered a week by restarts (model)")
     ax.invert_yaxis()
     # Room on the right for the longest label, "fewer than one job in a billion".
-    ax.set_xlim(0, max(values + [1.0]) * 2.2)
+    ax.set_xlim(0, max([*values, 1.0]) * 2.2)
     alt.describe(ax.figure, dead_letter_alt(rows))
     return bars
 
