@@ -7,6 +7,7 @@ asked for, in order, where it stopped, and the writes it implies. `spoil` adds w
 whole sweep refuse; `question` is the notebook's diagnostic question.
 """
 
+import contextlib
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
@@ -310,10 +311,8 @@ def check_stops(rows, *, live: Executor | None = None,
     # means "the server that sweeps" on both.
     typed = {epoch.NOW: "NOW is the model's run_id"}
     if live is not None:
-        try:
+        with contextlib.suppress(LabError):
             typed[live.run_id.encode()] = "that is your live server's run_id"
-        except LabError:
-            pass
     stored = {}
     for read in READS:
         if read not in rows:

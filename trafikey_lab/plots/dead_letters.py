@@ -31,7 +31,7 @@ def plot_dead_letters(rows: list[dict], ax=None):
     values = [r["dead_per_week"] for r in rows]
     bars = ax.barh(names, values, color=_COLOURS[:len(rows)],
                    hatch=["", "//", "..", "xx", "\\\\", "oo"][:len(rows)], edgecolor="black")
-    for bar, row in zip(bars, rows):
+    for bar, row in zip(bars, rows, strict=True):
         ax.annotate(dead_text(row), (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                     xytext=(4, 0), textcoords="offset points", va="center")
     ax.set_xlabel("healthy jobs dead-lettered a week by restarts (model)")
