@@ -149,7 +149,8 @@ WRONG_ANSWERS = [
     (absent_stamp_counts, "no lease_epoch field, max_stalled 1: this lease is not counted"),
     (ignores_case, "in upper case: this lease is not counted"),
     (compares_a_prefix, "an empty lease_epoch, max_stalled 1: this lease is not counted"),
-    (checks_the_shape_instead, "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
+    (checks_the_shape_instead,
+     "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
     (exempt_jobs_die_too, "no lease_epoch field, max_stalled 1: the job does not end dead"),
     (absent_stalled_raises, "your function raised TypeError"),
     (says_pending, "it answered ('counted', 'pending')"),
@@ -170,14 +171,16 @@ def test_each_right_variant_is_accepted_on_any_draw(predict, seed):
     assert len(feedback.findings) == 1
 
 
-@pytest.mark.parametrize(("predict", "message"), WRONG_ANSWERS, ids=[w[0].__name__ for w in WRONG_ANSWERS])
+@pytest.mark.parametrize(("predict", "message"), WRONG_ANSWERS,
+                         ids=[w[0].__name__ for w in WRONG_ANSWERS])
 def test_each_wrong_answer_is_rejected_with_the_case_it_got_wrong(predict, message):
     feedback = check_sweep_prediction(predict, seed=11)
     assert not feedback.right
     assert message in repr(feedback)
 
 
-@pytest.mark.parametrize("predict", [w[0] for w in WRONG_ANSWERS], ids=[w[0].__name__ for w in WRONG_ANSWERS])
+@pytest.mark.parametrize("predict", [w[0] for w in WRONG_ANSWERS],
+                         ids=[w[0].__name__ for w in WRONG_ANSWERS])
 def test_no_message_says_what_the_right_answer_was(predict):
     for finding in check_sweep_prediction(predict, seed=11).findings:
         assert "the sweep says" not in finding.text

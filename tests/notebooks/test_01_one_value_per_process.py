@@ -244,7 +244,8 @@ RIGHT_ANSWERS = {
 @pytest.mark.parametrize("name", RIGHT_ANSWERS)
 def test_each_right_variant_is_accepted_on_every_value_named_and_made_up(name, seed):
     feedback = check_shape_check(define(RIGHT_ANSWERS[name]), rng=random.Random(seed))
-    assert feedback.right and [f.kind for f in feedback.findings] == [RIGHT, RIGHT], feedback
+    assert feedback.right, feedback
+    assert [f.kind for f in feedback.findings] == [RIGHT, RIGHT], feedback
     assert repr(feedback).startswith("RIGHT: ")
 
 

@@ -55,7 +55,7 @@ RIGHT_MOVES = {
     "the lost claim skipped by HKEYS and HVALS of the row": lambda ex, q, claims: ex.extends(
         q, 60_000, [(job, attempt) for job, attempt in claims
                     if dict(zip(ex.call("HKEYS", q.row_key(job)),
-                                ex.call("HVALS", q.row_key(job))))[b"attempts"]
+                                ex.call("HVALS", q.row_key(job)), strict=True))[b"attempts"]
                     == str(attempt).encode()]),
     "the claims checked with HMGET, ZSCORE, TYPE and EXISTS first": lambda ex, q, claims: [
         job for job, attempt in claims
@@ -97,7 +97,8 @@ def read_with_zrangebyscore(ex, q, claims):
 
 def test_a_right_move_reading_with_a_command_the_model_does_not_answer_is_right_live(live):
     feedback = check_lease_move(read_with_zrangebyscore, live=live)
-    assert feedback.right and feedback.kinds == [NOTE, RIGHT, RIGHT], repr(feedback)
+    assert feedback.right, repr(feedback)
+    assert feedback.kinds == [NOTE, RIGHT, RIGHT], repr(feedback)
     assert feedback.text.startswith(
         "on the model, history 1: not checked here: your function read with ZRANGEBYSCORE, "
         "which the model does not answer")
@@ -290,7 +291,8 @@ WRONG_MOVES = {
 def test_each_wrong_move_is_rejected_with_a_reason_that_does_not_give_the_answer(name):
     move, reason = WRONG_MOVES[name]
     feedback = check_lease_move(move)
-    assert not feedback.right and WRONG in feedback.kinds, repr(feedback)
+    assert not feedback.right, repr(feedback)
+    assert WRONG in feedback.kinds, repr(feedback)
     assert reason in feedback.text, repr(feedback)
     assert not [word for word in GIVEAWAYS if word in feedback.text], repr(feedback)
 

@@ -370,7 +370,8 @@ def test_each_wrong_row_is_rejected_with_where_it_stopped_and_nothing_given_away
     feedback = check_stops({**ANSWER, read: row})
     assert not feedback.right
     wrong = feedback.about(read)
-    assert wrong.kind == WRONG and message in wrong.text, wrong.text
+    assert wrong.kind == WRONG, wrong.text
+    assert message in wrong.text, wrong.text
     assert [f.kind for f in feedback.findings if not f.text.startswith(f"{read}: ")][:3] == \
         [RIGHT] * 3, "the three right rows stay right"
     assert not [word for word in GIVEAWAYS if word in feedback.text], feedback.text
@@ -389,8 +390,9 @@ def machine_stop(decide_member, row):
     return last.value, step.kind
 
 
-@pytest.mark.parametrize(("read", "name"), [c for c in CASES if "instead" in WRONG_ROWS[c[0]][c[1]][1]
-                                       or "refus" in WRONG_ROWS[c[0]][c[1]][1]])
+@pytest.mark.parametrize(("read", "name"), [c for c in CASES
+                                            if "instead" in WRONG_ROWS[c[0]][c[1]][1]
+                                            or "refus" in WRONG_ROWS[c[0]][c[1]][1]])
 def test_where_the_checker_says_a_wrong_row_stops_is_where_both_machines_stop(read, name):
     row, _ = WRONG_ROWS[read][name]
     stored = _row_bytes(row, NOW)

@@ -1,6 +1,6 @@
 """Notebook 04's module and the traces it shows: a history on the model, the counterfactual
-without the epoch (traces.py), the outcome table, the model held against a live server step by step, and the
-diagnostic question held against the history it is about.
+without the epoch (traces.py), the outcome table, the model held against a live server step by
+step, and the diagnostic question held against the history it is about.
 
 Notebook 04's exercise, a fifth history, tested like a verb: a catalogue of wrong histories
 the checker must refuse before playing anything, each with a message that helps without giving
@@ -148,8 +148,9 @@ def test_the_right_option_is_what_the_history_does_and_each_wrong_one_is_not(req
     executor = request.getfixturevalue(executor)
     trace = play(QUESTION_HISTORY, QUESTION_MAX_STALLED, executor)
     before_restart = trace.steps[4]
-    assert before_restart.action == "claim" and before_restart.row[b"stalled"] == b"1", \
-        "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
+    premise = "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
+    assert before_restart.action == "claim", premise
+    assert before_restart.row[b"stalled"] == b"1", premise
     extension = next(s for s in trace.steps if s.action == "scripted_extend")
     assert extension.reply == 1, "the worker's extend2 found its lease live"
     queue = Queue("{lease}")

@@ -5,6 +5,7 @@ Notebook 05's exercise, hand the primary role to the replica: the checker agains
 of wrong handovers it must reject, each with a message that helps without naming the commands,
 and of right ones it must accept. Every check starts two servers of its own and stops them."""
 
+import contextlib
 import decimal
 import math
 
@@ -351,10 +352,9 @@ def old_primary_left_writable(primary, replica):
 
 def old_primary_shut_down_by_command(primary, replica):
     replica.client.execute_command("REPLICAOF", "NO", "ONE")
-    try:
+    # redis-py raises when the connection closes under it, or not
+    with contextlib.suppress(Exception):
         primary.client.shutdown(nosave=True)
-    except Exception:  # redis-py raises when the connection closes under it, or not
-        pass
 
 
 WRONG_HANDOVERS = [

@@ -347,6 +347,7 @@ def test_the_restart_checker_does_not_call_a_long_sweep_right_on_the_restarts_it
             client.ping()
         reads_info_in_the_script(client, queue)
 
-    feedback = check_sweep_survives_restart(three_pings_then_the_right_script, live=live, queue=QUEUE)
+    feedback = check_sweep_survives_restart(three_pings_then_the_right_script, live=live,
+                                            queue=QUEUE)
     assert not feedback.right
     assert "sends more than 2 commands" in repr(feedback)

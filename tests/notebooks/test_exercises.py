@@ -95,7 +95,8 @@ def test_every_checker_takes_the_attempt_then_the_live_executor_by_keyword_only(
         assert first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, (stem, first)
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in rest), (stem, rest)
         live = inspect.signature(checker).parameters.get("live")
-        assert live is not None and live.default is None, stem
+        assert live is not None, stem
+        assert live.default is None, stem
         assert inspect.signature(checker).return_annotation is Feedback, stem
 
 

@@ -84,7 +84,8 @@ def test_live_run_ids_and_clock_readings_are_masked_wherever_they_appear():
     for _ in range(50):
         run_id, now = live_run_id(), live_ms()
         assert sanitize(f"run_id {run_id}") == "run_id <run_id>"
-        assert sanitize(f"lease_epoch={run_id}, deadline={now}") == "lease_epoch=<run_id>, deadline=<ms>"
+        assert sanitize(f"lease_epoch={run_id}, deadline={now}") == \
+            "lease_epoch=<run_id>, deadline=<ms>"
 
 
 MODEL_RUN_IDS = [run_id.decode() for run_id in islice(model.run_ids(), 12)]
@@ -145,7 +146,8 @@ def test_nbval_fails_a_wrong_model_stamp_or_score_and_passes_another_live_run_id
         (MODEL_DEAD_SCORE, f"dead at {score + 1}\n"),
         ("print('stamp', NOW.decode())", f"stamp {now}\n"),
         (MODEL_DEAD_SCORE, f"dead at {score}\n"),
-        ("import secrets, time\nprint('run_id', secrets.token_hex(20), 'at', time.time_ns() // 10**6)",
+        ("import secrets, time\n"
+         "print('run_id', secrets.token_hex(20), 'at', time.time_ns() // 10**6)",
          f"run_id {live_run_id()} at {live_ms() - 86_400_000}\n"),
     ])
     assert outcomes == ["failed", "failed", "passed", "passed", "passed"]
@@ -310,8 +312,8 @@ def stored_images(name: str) -> list[dict]:
     nb = load(name)
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
-    for model in state.get("state", {}).values():
-        outputs += model.get("state", {}).get("outputs", [])
+    for widget in state.get("state", {}).values():
+        outputs += widget.get("state", {}).get("outputs", [])
     return [o for o in outputs if "image/png" in o.get("data", {})]
 
 
@@ -320,7 +322,8 @@ def test_every_stored_figure_says_what_it_shows_in_its_text_and_its_alt(name):
     for output in stored_images(name):
         text = output["data"].get("text/plain", "")
         text = "".join(text) if isinstance(text, list) else text
-        assert text and not text.startswith("<Figure"), f"{name}: a figure stored as {text!r}"
+        assert text, f"{name}: a figure stored with no text"
+        assert not text.startswith("<Figure"), f"{name}: a figure stored as {text!r}"
         img = "".join(output["data"].get("text/html", ""))
         assert re.search(r'<img [^>]*alt="[^"]{20,}"', img), f"{name}: a figure without alt text"
 
@@ -441,7 +444,8 @@ def reaching(folder: str, into: str) -> dict[str, list[str]]:
     prefix = f"trafikey_lab.{into}"
     found = {}
     for path in sorted((PACKAGE / folder).glob("*.py")):
-        hits = sorted(m for m in imported_modules(path) if m == prefix or m.startswith(prefix + "."))
+        hits = sorted(m for m in imported_modules(path)
+                      if m == prefix or m.startswith(prefix + "."))
         if hits:
             found[path.stem] = hits
     return found

@@ -1,4 +1,5 @@
-"""draw_lifecycle: the states, the lease's writers, a stall and a restart, checked on what it drew."""
+"""draw_lifecycle: the states, the lease's writers, a stall and a restart, checked on what it
+drew."""
 
 import matplotlib
 

@@ -1,4 +1,5 @@
-"""RunIdChecker: both checks on the dive's test values and on typed text, as its labels show them."""
+"""RunIdChecker: both checks on the dive's test values and on typed text, as its labels show
+them."""
 
 import ipywidgets as widgets
 import pytest
@@ -47,13 +48,16 @@ def test_each_shape_reject_is_refused_at_load_with_its_reason(checker, name, rea
     assert checker.load.value.startswith(
         'refused: OnLoad logs the warning "trafikey: emq epoch not loaded: run_id is not 40 '
         'characters of 0-9a-f" and the module does not load')
-    assert checker.load.value.endswith("the dive's Rust module refuses with ERR EMQ host call failed")
-    assert "run_ids_are_40_lowercase_hex: one of the five values it must reject" in checker.tests.value
+    assert checker.load.value.endswith(
+        "the dive's Rust module refuses with ERR EMQ host call failed")
+    assert ("run_ids_are_40_lowercase_hex: one of the five values it must reject"
+            in checker.tests.value)
 
 
 def test_the_offending_byte_is_marked_in_the_value(checker):
     checker.choice.value = "NOW ending in g"
-    assert checker.value.value == "<code>3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f7081<mark>g</mark></code>"
+    assert checker.value.value == \
+        "<code>3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f7081<mark>g</mark></code>"
     checker.choice.value = "NOW in upper case"
     assert checker.value.value.startswith("<code>3<mark>F</mark>2C0D")
 
