@@ -149,7 +149,8 @@ WRONG_ANSWERS = [
     (absent_stamp_counts, "no lease_epoch field, max_stalled 1: this lease is not counted"),
     (ignores_case, "in upper case: this lease is not counted"),
     (compares_a_prefix, "an empty lease_epoch, max_stalled 1: this lease is not counted"),
-    (checks_the_shape_instead, "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
+    (checks_the_shape_instead,
+     "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
     (exempt_jobs_die_too, "no lease_epoch field, max_stalled 1: the job does not end dead"),
     (absent_stalled_raises, "your function raised TypeError"),
     (says_pending, "it answered ('counted', 'pending')"),
@@ -170,17 +171,20 @@ def test_each_right_variant_is_accepted_on_any_draw(predict, seed):
     assert len(feedback.findings) == 1
 
 
-@pytest.mark.parametrize("predict,message", WRONG_ANSWERS, ids=[w[0].__name__ for w in WRONG_ANSWERS])
+@pytest.mark.parametrize(("predict", "message"), WRONG_ANSWERS,
+                         ids=[w[0].__name__ for w in WRONG_ANSWERS])
 def test_each_wrong_answer_is_rejected_with_the_case_it_got_wrong(predict, message):
     feedback = check_sweep_prediction(predict, seed=11)
     assert not feedback.right
     assert message in repr(feedback)
 
 
-@pytest.mark.parametrize("predict", [w[0] for w in WRONG_ANSWERS], ids=[w[0].__name__ for w in WRONG_ANSWERS])
+@pytest.mark.parametrize("predict", [w[0] for w in WRONG_ANSWERS],
+                         ids=[w[0].__name__ for w in WRONG_ANSWERS])
 def test_no_message_says_what_the_right_answer_was(predict):
     for finding in check_sweep_prediction(predict, seed=11).findings:
-        assert "the sweep says" not in finding.text and "should" not in finding.text
+        assert "the sweep says" not in finding.text
+        assert "should" not in finding.text
 
 
 def test_the_notebooks_stub_gets_feedback_that_names_no_reading_nor_outcome():
@@ -205,7 +209,8 @@ def test_the_feedback_on_a_wrong_answer_is_the_same_on_any_draw():
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
     feedback = check_sweep_prediction("exempt")
-    assert not feedback.right and "is not a function" in repr(feedback)
+    assert not feedback.right
+    assert "is not a function" in repr(feedback)
 
 
 def test_the_boundary_cases_cover_both_rules_and_every_answer():
@@ -272,7 +277,8 @@ def test_a_prediction_wrong_only_on_one_byte_class_is_rejected_naming_that_class
     assert feedback.kinds == [WRONG]
     # Where it was, in words that do not depend on the draw; and never the answer.
     assert "this lease is not counted: look again at the stamp comparison" in feedback.text
-    assert "exempt" not in feedback.text and str(feedback) == str(
+    assert "exempt" not in feedback.text
+    assert str(feedback) == str(
         check_sweep_prediction(BLIND[kind], seed=seed + 100))
 
 

@@ -185,7 +185,8 @@ WRONG_ANSWERS = {
 def test_each_wrong_answer_is_rejected_with_a_message_that_names_what_it_got_wrong(name, seed):
     source, message = WRONG_ANSWERS[name]
     feedback = check_shape_check(define(source), rng=random.Random(seed))
-    assert not feedback.right and repr(feedback).startswith("NOT YET: ")
+    assert not feedback.right
+    assert repr(feedback).startswith("NOT YET: ")
     assert message in feedback.text
 
 
@@ -243,7 +244,8 @@ RIGHT_ANSWERS = {
 @pytest.mark.parametrize("name", RIGHT_ANSWERS)
 def test_each_right_variant_is_accepted_on_every_value_named_and_made_up(name, seed):
     feedback = check_shape_check(define(RIGHT_ANSWERS[name]), rng=random.Random(seed))
-    assert feedback.right and [f.kind for f in feedback.findings] == [RIGHT, RIGHT], feedback
+    assert feedback.right, feedback
+    assert [f.kind for f in feedback.findings] == [RIGHT, RIGHT], feedback
     assert repr(feedback).startswith("RIGHT: ")
 
 
@@ -255,7 +257,8 @@ def test_the_named_values_catch_each_shortcut_on_a_value_the_c_refuses():
         assert not native.valid_run_id(SHAPE_CASES[name]), name
     assert len(SHAPE_CASES["NOW ending in an Arabic-Indic 3 (40 bytes)"]) == 40
     assert len(SHAPE_CASES["NOW ending in a superscript 3 (40 characters)"].decode()) == 40
-    assert "²".isdigit() and SHAPE_CASES["NOW ending in byte 0xb2 (not UTF-8)"][-1:].decode(
+    assert "²".isdigit()
+    assert SHAPE_CASES["NOW ending in byte 0xb2 (not UTF-8)"][-1:].decode(
         "latin-1") == "²"
 
 
@@ -349,7 +352,8 @@ def test_an_attempt_that_raises_or_loops_over_text_never_makes_the_checker_raise
         raise RuntimeError("unfinished")
 
     feedback = check_shape_check(raising)
-    assert not feedback.right and "your check raised RuntimeError: unfinished" in feedback.text
+    assert not feedback.right
+    assert "your check raised RuntimeError: unfinished" in feedback.text
     assert "on one, your check raised RuntimeError" in feedback.text
 
 

@@ -55,7 +55,7 @@ RIGHT_MOVES = {
     "the lost claim skipped by HKEYS and HVALS of the row": lambda ex, q, claims: ex.extends(
         q, 60_000, [(job, attempt) for job, attempt in claims
                     if dict(zip(ex.call("HKEYS", q.row_key(job)),
-                                ex.call("HVALS", q.row_key(job))))[b"attempts"]
+                                ex.call("HVALS", q.row_key(job)), strict=True))[b"attempts"]
                     == str(attempt).encode()]),
     "the claims checked with HMGET, ZSCORE, TYPE and EXISTS first": lambda ex, q, claims: [
         job for job, attempt in claims
@@ -80,7 +80,8 @@ def test_each_right_move_is_right_in_both_histories_on_the_model(name):
 def test_a_right_move_is_right_on_the_live_server_too_and_says_so_in_one_line(live):
     feedback = check_lease_move(RIGHT_MOVES["one EXTENDS of every claim"],
                                 live=live)
-    assert feedback.right and feedback.kinds == [RIGHT, RIGHT, RIGHT]
+    assert feedback.right
+    assert feedback.kinds == [RIGHT, RIGHT, RIGHT]
     assert "on the model, history 1: job-1 and job-3 moved" in feedback.text
     assert "job-2 left to the worker that claimed it again" in feedback.text
     assert feedback.text.splitlines()[-1] == (
@@ -96,16 +97,19 @@ def read_with_zrangebyscore(ex, q, claims):
 
 def test_a_right_move_reading_with_a_command_the_model_does_not_answer_is_right_live(live):
     feedback = check_lease_move(read_with_zrangebyscore, live=live)
-    assert feedback.right and feedback.kinds == [NOTE, RIGHT, RIGHT], repr(feedback)
+    assert feedback.right, repr(feedback)
+    assert feedback.kinds == [NOTE, RIGHT, RIGHT], repr(feedback)
     assert feedback.text.startswith(
         "on the model, history 1: not checked here: your function read with ZRANGEBYSCORE, "
         "which the model does not answer")
-    assert "NOT YET" not in repr(feedback) and "wrote with" not in feedback.text
+    assert "NOT YET" not in repr(feedback)
+    assert "wrote with" not in feedback.text
 
 
 def test_on_the_model_alone_such_a_move_is_not_called_wrong_but_not_checked():
     feedback = check_lease_move(read_with_zrangebyscore)
-    assert feedback.kinds == [NOTE] and not feedback.right
+    assert feedback.kinds == [NOTE]
+    assert not feedback.right
     assert "executor.row(queue, job) and executor.deadline(queue, job) read a job" in (
         feedback.text)
 
@@ -161,7 +165,8 @@ def test_the_models_time_is_its_clock_in_seconds_and_microseconds():
 
 def test_a_right_move_checked_on_the_live_server_alone_is_right(live):
     feedback = judge_on(RIGHT_MOVES["EMQ.EXTEND sent with call"], (live,))
-    assert feedback.right and feedback.kinds == [RIGHT, RIGHT]
+    assert feedback.right
+    assert feedback.kinds == [RIGHT, RIGHT]
     assert "on the live server, history 2: job-2 and job-3 moved" in feedback.text
 
 
@@ -286,7 +291,8 @@ WRONG_MOVES = {
 def test_each_wrong_move_is_rejected_with_a_reason_that_does_not_give_the_answer(name):
     move, reason = WRONG_MOVES[name]
     feedback = check_lease_move(move)
-    assert not feedback.right and WRONG in feedback.kinds, repr(feedback)
+    assert not feedback.right, repr(feedback)
+    assert WRONG in feedback.kinds, repr(feedback)
     assert reason in feedback.text, repr(feedback)
     assert not [word for word in GIVEAWAYS if word in feedback.text], repr(feedback)
 
@@ -298,7 +304,8 @@ def test_each_wrong_move_is_rejected_with_a_reason_that_does_not_give_the_answer
 def test_a_wrong_move_is_wrong_on_the_live_server_for_the_same_reason(live, name):
     move, reason = WRONG_MOVES[name]
     feedback = judge_on(move, (live,))
-    assert not feedback.right and reason in feedback.text
+    assert not feedback.right
+    assert reason in feedback.text
     assert feedback.text.startswith("on the live server, history 1: ")
 
 
@@ -311,7 +318,8 @@ def test_a_script_sent_with_eval_to_write_the_stamp_is_seen_on_the_live_server(l
         return ex.extends(q, 60_000, claims)
 
     feedback = judge_on(by_eval, (live,))
-    assert not feedback.right and "your function wrote with EVAL itself" in feedback.text
+    assert not feedback.right
+    assert "your function wrote with EVAL itself" in feedback.text
 
 
 def test_a_move_that_sends_nothing_is_told_once_not_once_per_history_and_server(live):
@@ -321,7 +329,8 @@ def test_a_move_that_sends_nothing_is_told_once_not_once_per_history_and_server(
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
     feedback = check_lease_move("extends")
-    assert feedback.kinds == [WRONG] and "is not a function" in feedback.text
+    assert feedback.kinds == [WRONG]
+    assert "is not a function" in feedback.text
 
 
 def test_the_checker_leaves_its_queue_empty_on_the_live_server(live):

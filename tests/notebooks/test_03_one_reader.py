@@ -102,7 +102,8 @@ def test_sweep_lists_exempt_among_the_recovered_and_leaves_its_stalled_alone(exe
     exempt = executor.row(queue, b"exempt")
     assert (exempt[b"state"], exempt[b"stalled"]) == (b"pending", b"2")
     lane = executor.row(queue, b"lane")
-    assert lane[b"state"] == b"active" and b"stalled" not in lane
+    assert lane[b"state"] == b"active"
+    assert b"stalled" not in lane
 
 
 def test_model_and_live_leave_the_same_queue_after_the_sweep(model, live, queue):
@@ -184,7 +185,8 @@ def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_s
     right = QUESTION.right
     row = {b"state": b"active", b"attempts": b"1", b"lease_epoch": epoch.ZERO, b"stalled": b"2"}
     verdict, asked = decide_row(epoch.NOW, MAX_STALLED, row)
-    assert verdict.kind == "exempt" and asked == [Need.TYPE, Need.GROUP, Need.EPOCH]
+    assert verdict.kind == "exempt"
+    assert asked == [Need.TYPE, Need.GROUP, Need.EPOCH]
     assert "the stamp settles it before stalled is asked for" in right.text
 
     executor.call("HSET", queue.row_key(b"m"), *[p for item in row.items() for p in item])
@@ -199,7 +201,8 @@ def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_s
 def test_the_rights_why_says_this_modules_one_hash_read_as_the_c_does_it():
     hash_reads = [line for line in c_excerpt("decide_row").splitlines() if "HashGet" in line]
     assert len(hash_reads) == 1
-    assert "lit.group" in hash_reads[0] and "lit.lease_epoch" in hash_reads[0]
+    assert "lit.group" in hash_reads[0]
+    assert "lit.lease_epoch" in hash_reads[0]
     assert "lit.stalled" in c_excerpt("decide_row", "ValkeyModule_HashGet", "NULL);")
     assert "fetches the three fields with one HashGet" in QUESTION.right.why
 
@@ -293,7 +296,8 @@ def test_each_right_variant_is_right_on_the_model(name):
 
 def test_the_answer_is_right_and_the_live_sweep_agrees_and_leaves_nothing(live):
     feedback = check_stops(ANSWER, live=live)
-    assert feedback.right and feedback.kinds == [RIGHT] * 4 + [NOTE, NOTE]
+    assert feedback.right
+    assert feedback.kinds == [RIGHT] * 4 + [NOTE, NOTE]
     assert "the four rows swept together on the model: [[b'lease_epoch', b'stalled'], []]" in \
         feedback.text
     assert "the live server's sweep of the same rows gave the same reply" in feedback.text
@@ -302,7 +306,8 @@ def test_the_answer_is_right_and_the_live_sweep_agrees_and_leaves_nothing(live):
 
 def test_a_key_that_is_not_a_read_is_noted_and_ignored():
     feedback = check_stops({**ANSWER, "payload": None})
-    assert feedback.right and "'payload' is not one of the reads" in feedback.text
+    assert feedback.right
+    assert "'payload' is not one of the reads" in feedback.text
 
 
 # -- the catalogue of wrong rows, read by read --------------------------------------------------
@@ -359,13 +364,14 @@ WRONG_ROWS = {
 CASES = [(read, name) for read, rows in WRONG_ROWS.items() for name in rows]
 
 
-@pytest.mark.parametrize("read,name", CASES)
+@pytest.mark.parametrize(("read", "name"), CASES)
 def test_each_wrong_row_is_rejected_with_where_it_stopped_and_nothing_given_away(read, name):
     row, message = WRONG_ROWS[read][name]
     feedback = check_stops({**ANSWER, read: row})
     assert not feedback.right
     wrong = feedback.about(read)
-    assert wrong.kind == WRONG and message in wrong.text, wrong.text
+    assert wrong.kind == WRONG, wrong.text
+    assert message in wrong.text, wrong.text
     assert [f.kind for f in feedback.findings if not f.text.startswith(f"{read}: ")][:3] == \
         [RIGHT] * 3, "the three right rows stay right"
     assert not [word for word in GIVEAWAYS if word in feedback.text], feedback.text
@@ -384,8 +390,9 @@ def machine_stop(decide_member, row):
     return last.value, step.kind
 
 
-@pytest.mark.parametrize("read,name", [c for c in CASES if "instead" in WRONG_ROWS[c[0]][c[1]][1]
-                                       or "refus" in WRONG_ROWS[c[0]][c[1]][1]])
+@pytest.mark.parametrize(("read", "name"), [c for c in CASES
+                                            if "instead" in WRONG_ROWS[c[0]][c[1]][1]
+                                            or "refus" in WRONG_ROWS[c[0]][c[1]][1]])
 def test_where_the_checker_says_a_wrong_row_stops_is_where_both_machines_stop(read, name):
     row, _ = WRONG_ROWS[read][name]
     stored = _row_bytes(row, NOW)
@@ -393,7 +400,8 @@ def test_where_the_checker_says_a_wrong_row_stops_is_where_both_machines_stop(re
     assert machine_stop(native.decide_member, stored) == (asked[-1].value, verdict.kind)
     text = check_stops({**ANSWER, read: row}).about(read).text
     stop = asked[-1].value
-    assert f"at {stop}" in text and (verdict.kind in text or verdict.refusal)
+    assert f"at {stop}" in text
+    assert verdict.kind in text or verdict.refusal
 
 
 def test_a_stamp_typed_from_the_live_servers_run_id_is_named_not_reported_as_a_bug(live):
@@ -428,7 +436,8 @@ def stored_rows():
 
 def test_the_stored_rows_are_not_right_and_their_feedback_gives_no_row_away():
     feedback = check_stops(stored_rows())
-    assert not feedback.right and feedback.kinds.count(WRONG) == 3
+    assert not feedback.right
+    assert feedback.kinds.count(WRONG) == 3
     assert not [word for word in GIVEAWAYS if word in feedback.text]
 
 
@@ -440,4 +449,5 @@ def test_the_stored_attempts_feedback_names_what_is_wrong_with_each_row_not_the_
                                "type and group, and the stamp comparison settled it. "), text
     assert "see the branches after NEED_TYPE in trafikey_decide_member" in \
         feedback.about("type").text
-    assert "THIS_PROCESS" not in feedback.text and "this process's" not in feedback.text
+    assert "THIS_PROCESS" not in feedback.text
+    assert "this process's" not in feedback.text

@@ -1,6 +1,6 @@
 """Notebook 04's module and the traces it shows: a history on the model, the counterfactual
-without the epoch (traces.py), the outcome table, the model held against a live server step by step, and the
-diagnostic question held against the history it is about.
+without the epoch (traces.py), the outcome table, the model held against a live server step by
+step, and the diagnostic question held against the history it is about.
 
 Notebook 04's exercise, a fifth history, tested like a verb: a catalogue of wrong histories
 the checker must refuse before playing anything, each with a message that helps without giving
@@ -148,18 +148,22 @@ def test_the_right_option_is_what_the_history_does_and_each_wrong_one_is_not(req
     executor = request.getfixturevalue(executor)
     trace = play(QUESTION_HISTORY, QUESTION_MAX_STALLED, executor)
     before_restart = trace.steps[4]
-    assert before_restart.action == "claim" and before_restart.row[b"stalled"] == b"1", \
-        "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
+    premise = "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
+    assert before_restart.action == "claim", premise
+    assert before_restart.row[b"stalled"] == b"1", premise
     extension = next(s for s in trace.steps if s.action == "scripted_extend")
     assert extension.reply == 1, "the worker's extend2 found its lease live"
     queue = Queue("{lease}")
     data = executor.dataset()
     row = trace.steps[-1].row
     # right: back to pending uncounted, stalled still 1
-    assert trace.exempt and trace.outcome == "recovered" and row[b"stalled"] == b"1"
+    assert trace.exempt
+    assert trace.outcome == "recovered"
+    assert row[b"stalled"] == b"1"
     assert [m for m, _ in data[queue.pending][1]] == [JOB]
     # extend2 moves the lease: it would have been counted, stalled 2, dead
-    assert row[b"lease_epoch"] != trace.sweep_run_id.encode() and row.get(b"stalled") != b"2"
+    assert row[b"lease_epoch"] != trace.sweep_run_id.encode()
+    assert row.get(b"stalled") != b"2"
     # a restart resets stalled: the count is still there
     assert row.get(b"stalled") is not None
     # exempt means not expired: the job left active
@@ -172,11 +176,13 @@ def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option
     steps = tuple(s for s in QUESTION_HISTORY.steps if s != "restart")
     trace = play(History("failback", "no new run_id", steps, ""), QUESTION_MAX_STALLED,
                  ModelExecutor())
-    assert not trace.exempt and trace.outcome == "dead"
+    assert not trace.exempt
+    assert trace.outcome == "dead"
     assert trace.steps[-1].row[b"stalled"] == b"2"
     right = next(o for o in QUESTION.options if o.right)
     failover = next(o for o in QUESTION.options if o.misconception == "a failover changes run_id")
-    assert "counted, stalled 2, dead" in failover.why and "stalled keeps its 1" in right.why
+    assert "counted, stalled 2, dead" in failover.why
+    assert "stalled keeps its 1" in right.why
 
 
 # -- the exercise: a fifth history -----------------------------------------------------------------
@@ -226,7 +232,8 @@ def test_a_history_that_tells_the_fifth_story_is_played_and_the_right_prediction
 ], ids=["capitals", "spacing"])
 def test_a_right_prediction_written_with_other_capitals_or_spacing_holds(prediction):
     feedback = predicted(*prediction).check(FIFTH)
-    assert feedback.right and feedback.kinds == [RIGHT]
+    assert feedback.right
+    assert feedback.kinds == [RIGHT]
 
 
 def test_the_fifth_history_is_played_on_the_model_and_on_the_live_server(live):
@@ -302,15 +309,16 @@ WRONG_STEPS = {
 }
 
 
-@pytest.mark.parametrize("steps,message", WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
+@pytest.mark.parametrize(("steps", "message"), WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
 def test_a_history_that_is_not_the_fifth_is_refused_unplayed_with_what_to_change(steps, message):
     feedback = predicted(*RIGHT_PREDICTION).check(steps)
-    assert WRONG in feedback.kinds and RIGHT not in feedback.kinds
+    assert WRONG in feedback.kinds
+    assert RIGHT not in feedback.kinds
     assert message in feedback.text
     assert feedback.traces == ()
 
 
-@pytest.mark.parametrize("steps,message", WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
+@pytest.mark.parametrize(("steps", "message"), WRONG_STEPS.values(), ids=WRONG_STEPS.keys())
 def test_no_message_about_the_steps_hints_at_the_prediction(steps, message):
     feedback = predicted(*RIGHT_PREDICTION).check(steps)
     assert not ANSWER_WORDS.search(feedback.text), feedback.text
@@ -320,7 +328,8 @@ def test_a_wrong_history_with_a_right_looking_reading_is_still_refused():
     # Scripts only, no restart: exempt and recovered as the fifth is, for another reason.
     feedback = predicted(*RIGHT_PREDICTION).check(("add", "scripted_claim", "scripted_extend",
                                                     "expire", "sweep"))
-    assert not feedback.right and feedback.traces == ()
+    assert not feedback.right
+    assert feedback.traces == ()
 
 
 # -- the prediction: recorded first, fixed once played -----------------------------------------
@@ -337,7 +346,7 @@ WRONG_PREDICTIONS = {
 }
 
 
-@pytest.mark.parametrize("prediction,messages", WRONG_PREDICTIONS.values(),
+@pytest.mark.parametrize(("prediction", "messages"), WRONG_PREDICTIONS.values(),
                          ids=WRONG_PREDICTIONS.keys())
 def test_a_prediction_that_is_not_one_of_the_answers_is_not_recorded(prediction, messages):
     exercise = FifthHistory()
@@ -351,19 +360,22 @@ def test_a_prediction_that_is_not_one_of_the_answers_is_not_recorded(prediction,
 def test_a_recorded_prediction_plays_nothing_by_itself_and_says_what_comes_next():
     exercise = FifthHistory()
     feedback = exercise.predict(*RIGHT_PREDICTION)
-    assert feedback.kinds == [NOTE] and repr(feedback).startswith("NOT YET: ")
-    assert "Nothing is played yet" in feedback.text and not exercise.played
+    assert feedback.kinds == [NOTE]
+    assert repr(feedback).startswith("NOT YET: ")
+    assert "Nothing is played yet" in feedback.text
+    assert not exercise.played
 
 
 def test_nothing_is_played_before_a_prediction_is_recorded():
     exercise = FifthHistory()
     feedback = exercise.check(FIFTH)
-    assert feedback.kinds == [WRONG] and feedback.traces == ()
+    assert feedback.kinds == [WRONG]
+    assert feedback.traces == ()
     assert "nothing is played before there is one" in feedback.text
     assert not exercise.played
 
 
-@pytest.mark.parametrize("prediction,wrong", [
+@pytest.mark.parametrize(("prediction", "wrong"), [
     (("process 2", "counted", "dead"), ['the stamp names process 1, not "process 2"',
                                         'exempt, not "counted"', 'recovered, not "dead"']),
     (("process 1", "counted", "dead"), ['exempt, not "counted"', 'recovered, not "dead"']),
@@ -372,7 +384,8 @@ def test_nothing_is_played_before_a_prediction_is_recorded():
 ], ids=["all three", "reading and outcome", "outcome", "stamp"])
 def test_a_wrong_prediction_is_wrong_on_exactly_the_parts_that_are_wrong(prediction, wrong):
     feedback = predicted(*prediction).check(FIFTH)
-    assert feedback.kinds == [WRONG] and len(feedback.traces) == 1
+    assert feedback.kinds == [WRONG]
+    assert len(feedback.traces) == 1
     text = feedback.text
     assert all(w in text for w in wrong), text
     assert text.count(', not "') == len(wrong)
@@ -394,7 +407,8 @@ def test_a_prediction_changed_after_the_play_is_refused_and_the_first_one_holds(
     exercise = predicted("process 2", "counted", "dead")
     assert not exercise.check(FIFTH).right
     changed = exercise.predict(*RIGHT_PREDICTION)
-    assert changed.kinds == [WRONG] and "refused" in changed.text
+    assert changed.kinds == [WRONG]
+    assert "refused" in changed.text
     assert "the stamp names process 2, the reading is counted, the job is dead" in changed.text
     again = exercise.check(FIFTH)
     assert not again.right
@@ -430,7 +444,8 @@ def test_a_server_that_cannot_restart_is_a_note_and_the_model_still_judges(lab, 
     from trafikey_lab import LiveExecutor
 
     feedback = predicted(*RIGHT_PREDICTION).check(FIFTH, live=LiveExecutor(external))
-    assert feedback.kinds == [RIGHT, NOTE] and feedback.right
+    assert feedback.kinds == [RIGHT, NOTE]
+    assert feedback.right
     assert "not played on the live server" in feedback.text
 
 

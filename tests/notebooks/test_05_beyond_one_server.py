@@ -5,6 +5,7 @@ Notebook 05's exercise, hand the primary role to the replica: the checker agains
 of wrong handovers it must reject, each with a message that helps without naming the commands,
 and of right ones it must accept. Every check starts two servers of its own and stops them."""
 
+import contextlib
 import decimal
 import math
 
@@ -65,7 +66,8 @@ def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_passw
     monkeypatch.setenv("TRAFIKEY_NAMESPACE", "")
     shown = list(beyond.aof_claim(QUEUE).lines)
     deadline = shown[4]
-    assert deadline.startswith("  ZADD {beyond}:active ") and deadline.endswith(" job-1")
+    assert deadline.startswith("  ZADD {beyond}:active ")
+    assert deadline.endswith(" job-1")
     assert deadline.split()[2].isdigit()
     assert shown[:4] + shown[5:] == [
         "the commands the claim left in the append-only file:",
@@ -128,7 +130,8 @@ def test_the_poisson_tail_matches_its_complement_and_is_never_noise():
         assert restart_costs.poisson_tail(float(mean), at_least) == pytest.approx(
             exact_tail(mean, at_least), rel=1e-12)
     assert restart_costs.poisson_tail(0.001, 26) == pytest.approx(2.4772e-105, rel=1e-4)
-    assert restart_costs.poisson_tail(0.0, 1) == 0.0 and restart_costs.poisson_tail(0.0, 0) == 1.0
+    assert restart_costs.poisson_tail(0.0, 1) == 0.0
+    assert restart_costs.poisson_tail(0.0, 0) == 1.0
 
 
 def test_trafikey_dead_letters_no_job_for_restarts_whatever_the_load():
@@ -180,7 +183,8 @@ def test_a_share_below_one_in_a_billion_is_said_in_words_not_in_false_digits():
     assert restart_costs.dead_text(rows["BullMQ"]) == "1.2"
     assert restart_costs.dead_text(rows["trafikey"]) == "0"
     table = restart_costs.dead_letter_table(list(rows.values()))
-    assert "e-" not in table and "0, restarts not counted" in table
+    assert "e-" not in table
+    assert "0, restarts not counted" in table
 
 
 def test_the_sqs_row_is_marked_as_a_consumer_outage_trafikey_would_count():
@@ -259,7 +263,8 @@ def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(
         beyond.replica_copy(lab, QUEUE)
     ((replica, folder),) = [(server, folder) for server, folder in started if server is not lab]
     assert not replica.running
-    assert folder is not None and not folder.exists()
+    assert folder is not None
+    assert not folder.exists()
     assert live.dataset() == {}
 
 
@@ -347,10 +352,9 @@ def old_primary_left_writable(primary, replica):
 
 def old_primary_shut_down_by_command(primary, replica):
     replica.client.execute_command("REPLICAOF", "NO", "ONE")
-    try:
+    # redis-py raises when the connection closes under it, or not
+    with contextlib.suppress(Exception):
         primary.client.shutdown(nosave=True)
-    except Exception:  # redis-py raises when the connection closes under it, or not
-        pass
 
 
 WRONG_HANDOVERS = [
@@ -384,11 +388,12 @@ WRONG_HANDOVERS = [
 COMMANDS = ("REPLICAOF", "SLAVEOF", "NO ONE", "FAILOVER", "replicaof")
 
 
-@pytest.mark.parametrize("hand_over,says", WRONG_HANDOVERS,
+@pytest.mark.parametrize(("hand_over", "says"), WRONG_HANDOVERS,
                          ids=[h.__name__ for h, _ in WRONG_HANDOVERS])
 def test_the_handover_checker_rejects_each_wrong_handover_saying_what_is_wrong(hand_over, says):
     feedback = check_promotion(hand_over)  # a finding, never an exception, whatever it does
-    assert not feedback.right and WRONG in feedback.kinds
+    assert not feedback.right
+    assert WRONG in feedback.kinds
     assert says in feedback.text
     if hand_over is not failover_sent_to_the_replica:  # the server's own error names its command
         assert not any(command in feedback.text for command in COMMANDS), feedback.text
@@ -463,4 +468,5 @@ def test_a_hand_over_that_is_not_a_function_is_called_wrong_before_any_server_st
 
     monkeypatch.setattr(beyond, "OwnedServer", no_server)
     feedback = check_promotion("REPLICAOF NO ONE")
-    assert feedback.kinds == [WRONG] and "define it as a function" in feedback.text
+    assert feedback.kinds == [WRONG]
+    assert "define it as a function" in feedback.text

@@ -58,7 +58,8 @@ def test_a_sweep_that_takes_the_running_processs_run_id_exempts_the_restart(live
     assert "job-1 recovered, state pending, stalled absent" in outcome
     # The value the script or the verb compared with is not the client's to see: the outcome
     # names only the process the client's INFO reports, never a comparison it did not observe.
-    assert "compared with: process" not in outcome and "unseen by the client" in outcome
+    assert "compared with: process" not in outcome
+    assert "unseen by the client" in outcome
 
 
 # -- the exercise's catalogue ---------------------------------------------------------------
@@ -224,12 +225,13 @@ WRONG_SWEEPS = [
 GIVES_THE_ANSWER_AWAY = ("stalled2_info", "sweep_reading_info", "redis.call", "string.match")
 
 
-@pytest.mark.parametrize("sweep,says", WRONG_SWEEPS, ids=[s.__name__ for s, _ in WRONG_SWEEPS])
+@pytest.mark.parametrize(("sweep", "says"), WRONG_SWEEPS, ids=[s.__name__ for s, _ in WRONG_SWEEPS])
 def test_the_restart_checker_rejects_each_wrong_sweep_saying_what_went_wrong(live, sweep, says):
     feedback = check_sweep_survives_restart(sweep, live=live, queue=QUEUE)
     assert not feedback.right
     text = repr(feedback)
-    assert text.startswith("NOT YET: ") and says in text
+    assert text.startswith("NOT YET: ")
+    assert says in text
     assert not any(hint in text for hint in GIVES_THE_ANSWER_AWAY), text
     assert live.dataset() == {}, "the checker leaves its queue empty"
 
@@ -321,16 +323,19 @@ def test_the_restart_checker_turns_an_attempt_that_raises_or_is_not_a_function_i
         raise KeyError("run_id")
 
     feedback = check_sweep_survives_restart(broken, live=live, queue=QUEUE)
-    assert not feedback.right and "your sweep raised KeyError" in repr(feedback)
+    assert not feedback.right
+    assert "your sweep raised KeyError" in repr(feedback)
     feedback = check_sweep_survives_restart("EMQ.STALLED.CHECK", live=live, queue=QUEUE)
-    assert not feedback.right and "define it as a function" in repr(feedback)
+    assert not feedback.right
+    assert "define it as a function" in repr(feedback)
 
 
 def test_the_restart_checker_does_not_restart_a_server_the_lab_did_not_start():
 
     external = LiveExecutor(choose_server(url="redis://127.0.0.1:1"))
     feedback = check_sweep_survives_restart(reads_info_in_the_script, live=external, queue=QUEUE)
-    assert not feedback.right and "Unset TRAFIKEY_VALKEY_URL" in repr(feedback)
+    assert not feedback.right
+    assert "Unset TRAFIKEY_VALKEY_URL" in repr(feedback)
 
 
 def test_the_restart_checker_does_not_call_a_long_sweep_right_on_the_restarts_it_could_try(
@@ -342,5 +347,7 @@ def test_the_restart_checker_does_not_call_a_long_sweep_right_on_the_restarts_it
             client.ping()
         reads_info_in_the_script(client, queue)
 
-    feedback = check_sweep_survives_restart(three_pings_then_the_right_script, live=live, queue=QUEUE)
-    assert not feedback.right and "sends more than 2 commands" in repr(feedback)
+    feedback = check_sweep_survives_restart(three_pings_then_the_right_script, live=live,
+                                            queue=QUEUE)
+    assert not feedback.right
+    assert "sends more than 2 commands" in repr(feedback)

@@ -20,14 +20,16 @@ from trafikey_lab.course.registry import NOTEBOOKS
 def test_a_correct_shape_check_agrees_with_the_module_on_every_value():
     feedback = check_shape_check(
         lambda value: len(value) == 40 and all(b in b"0123456789abcdef" for b in value))
-    assert feedback.right and feedback.kinds == [RIGHT, RIGHT]
+    assert feedback.right
+    assert feedback.kinds == [RIGHT, RIGHT]
     assert f"all {len(SHAPE_CASES)} named values" in feedback.text
     assert repr(feedback).startswith("RIGHT: ")
 
 
 def test_a_length_only_check_is_wrong_on_each_value_of_the_right_length_and_says_why():
     feedback = check_shape_check(lambda value: len(value) == 40)
-    assert not feedback.right and repr(feedback).startswith("NOT YET: ")
+    assert not feedback.right
+    assert repr(feedback).startswith("NOT YET: ")
     wrong = [f.text for f in feedback.findings if f.kind == WRONG]
     assert [text.split(":")[0] for text in wrong] == [
         "NOW in upper case", "NOW ending in g", "NOW starting 0x", "NOW with an underscore",
@@ -57,12 +59,14 @@ def test_a_check_that_raises_or_returns_no_bool_is_wrong_without_raising():
     matching = check_shape_check(lambda value: re.fullmatch(rb"[0-9a-f]{40}", value))
     assert "NOW: your check returned <re.Match" in matching.text
     assert "wrap the test in bool(...)" in matching.text
-    assert not raising.right and not matching.right
+    assert not raising.right
+    assert not matching.right
 
 
 def test_something_that_is_not_a_function_is_told_to_be_one():
     feedback = check_shape_check(None)
-    assert feedback.kinds == [WRONG] and "is not a function" in feedback.text
+    assert feedback.kinds == [WRONG]
+    assert "is not a function" in feedback.text
 
 
 # -- 02 and 03: their catalogues are in test_02_three_writers.py and test_03_one_reader.py
@@ -91,7 +95,8 @@ def test_every_checker_takes_the_attempt_then_the_live_executor_by_keyword_only(
         assert first.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, (stem, first)
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in rest), (stem, rest)
         live = inspect.signature(checker).parameters.get("live")
-        assert live is not None and live.default is None, stem
+        assert live is not None, stem
+        assert live.default is None, stem
         assert inspect.signature(checker).return_annotation is Feedback, stem
 
 
@@ -99,9 +104,11 @@ def test_the_runner_says_what_an_attempt_did_and_never_raises():
     assert attempts.run(...) == attempts.NotAFunction(...)
     assert attempts.run(lambda x: x + 1, 1) == attempts.Returned(2)
     raised = attempts.run(lambda: 1 / 0)
-    assert isinstance(raised, attempts.Raised) and raised.text == "ZeroDivisionError: division by zero"
+    assert isinstance(raised, attempts.Raised)
+    assert raised.text == "ZeroDivisionError: division by zero"
     exited = attempts.run(lambda: exit(3))  # even what a plain except would let through
-    assert isinstance(exited, attempts.Raised) and isinstance(exited.error, SystemExit)
+    assert isinstance(exited, attempts.Raised)
+    assert isinstance(exited.error, SystemExit)
 
 
 def test_an_attempt_that_hands_the_question_to_the_library_is_not_run():
@@ -120,7 +127,8 @@ def test_an_attempt_past_the_time_limit_is_left_running_and_told_it_ran_too_long
     outcome = attempts.run(release.wait, 5, limit_s=0.05)
     assert outcome == attempts.TimedOut(0.05)
     runaway = [t for t in threading.enumerate() if t.name == "trafikey-lab attempt"]
-    assert runaway and all(t.daemon for t in runaway)
+    assert runaway
+    assert all(t.daemon for t in runaway)
     release.set()
 
 

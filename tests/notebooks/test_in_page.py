@@ -49,7 +49,8 @@ def test_setup_in_a_page_says_so_in_one_line_and_a_live_step_refuses_in_one(in_p
 def test_a_reading_in_a_page_has_the_models_checks_and_no_c_answers(in_page):
     r = read_value(epoch.NOW[:39])
     assert (r.valid, r.exempt) == (False, True)
-    assert r.native_absent and r.native_valid is None
+    assert r.native_absent
+    assert r.native_valid is None
 
 
 def test_the_run_id_checker_in_a_page_says_the_c_module_is_not_there(in_page):
@@ -61,7 +62,8 @@ def test_the_run_id_checker_in_a_page_says_the_c_module_is_not_there(in_page):
 
 def test_outside_a_page_the_c_module_answers_as_before():
     assert not native.in_page()
-    assert read_value(epoch.NOW).native_agrees and not read_value(epoch.NOW).native_absent
+    assert read_value(epoch.NOW).native_agrees
+    assert not read_value(epoch.NOW).native_absent
 
 
 def test_an_attempt_in_a_page_runs_in_the_pages_own_thread_since_it_has_no_other(in_page):
@@ -71,5 +73,6 @@ def test_an_attempt_in_a_page_runs_in_the_pages_own_thread_since_it_has_no_other
 
     seen = []
     outcome = attempts.run(lambda: seen.append(threading.current_thread()) or 7)
-    assert isinstance(outcome, attempts.Returned) and outcome.value == 7
+    assert isinstance(outcome, attempts.Returned)
+    assert outcome.value == 7
     assert seen == [threading.main_thread()]

@@ -8,14 +8,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play  # noqa: E402
-from trafikey_lab.course import limits  # noqa: E402
-from trafikey_lab.live import replicas  # noqa: E402
-from trafikey_lab.live.owned import OwnedServer  # noqa: E402
-from trafikey_lab.plots.timeline import draw_timeline  # noqa: E402
+from trafikey_lab import LabServer, LiveExecutor, ModelExecutor, Queue, choose_server, compare, play
+from trafikey_lab.course import limits
+from trafikey_lab.live import replicas
+from trafikey_lab.live.owned import OwnedServer
+from trafikey_lab.plots.timeline import draw_timeline
 
 QUEUE = Queue("{caveat}")
 
@@ -27,7 +27,8 @@ def test_a_lease_whose_row_holds_no_stamp_of_the_sweeper_is_exempt_on_model_and_
     on_model = play(history, 1, ModelExecutor())
     on_live = play(history, 1, live)
     assert [row for row in compare(on_model, on_live) if not row[1]] == []
-    assert on_live.exempt and on_live.outcome == "recovered"
+    assert on_live.exempt
+    assert on_live.outcome == "recovered"
     assert b"stalled" not in on_live.steps[-1].row
 
 
@@ -38,10 +39,13 @@ def test_a_scripts_lease_on_a_row_this_process_stamped_is_counted_on_model_and_l
     on_live = traces[1]
     first_sweep, claim2 = on_live.steps[3], on_live.steps[4]
     assert (first_sweep.action, claim2.action) == ("sweep", "scripted_claim")
-    assert first_sweep.row[b"stalled"] == b"1" and first_sweep.row[b"state"] == b"pending"
+    assert first_sweep.row[b"stalled"] == b"1"
+    assert first_sweep.row[b"state"] == b"pending"
     assert claim2.row[b"lease_epoch"] == on_live.sweep_run_id.encode(), "claim2 left the stamp"
-    assert len(on_live.run_ids) == 1 and not on_live.exempt
-    assert on_live.outcome == "dead" and on_live.steps[-1].row[b"stalled"] == b"2"
+    assert len(on_live.run_ids) == 1
+    assert not on_live.exempt
+    assert on_live.outcome == "dead"
+    assert on_live.steps[-1].row[b"stalled"] == b"2"
     dead = live.dataset()[Queue("{lease}").dead]
     assert [member for member, _ in dead[1]] == [b"job-1"]
 
@@ -128,7 +132,8 @@ def test_with_a_server_the_lab_did_not_start_the_replica_caveats_say_why_they_di
         for show in (limits.promoted_replica, limits.failback):
             (line,) = show(attached, QUEUE).lines
             assert line.startswith("not run: the lab is using a server it did not start")
-            assert "Unset TRAFIKEY_VALKEY_URL" in line and lab.password not in line
+            assert "Unset TRAFIKEY_VALKEY_URL" in line
+            assert lab.password not in line
     finally:
         attached.stop()
 
@@ -143,10 +148,11 @@ def test_a_replica_that_cannot_sync_is_stopped_and_the_error_says_where_to_look(
         return real_start(self)
 
     monkeypatch.setattr(LabServer, "start", spy)
-    with pytest.raises(replicas.LabError, match="did not catch up"):
-        with replicas.replica_of(lab):
-            pass
-    assert started and not started[0].running and started[0].data_dir is None
+    with pytest.raises(replicas.LabError, match="did not catch up"), replicas.replica_of(lab):
+        pass
+    assert started
+    assert not started[0].running
+    assert started[0].data_dir is None
 
 
 def test_a_primary_on_ipv6_loopback_is_followed_failed_over_and_failed_back_at_its_own_host():

@@ -58,7 +58,7 @@ def test_every_sanitize_rule_parses_as_a_regex_and_replace_pair():
         re.compile(regex)
 
 
-@pytest.mark.parametrize("volatile,steady", [
+@pytest.mark.parametrize(("volatile", "steady"), [
     ("run_id 094c1e5f0d6b2a7c8e9f00112233445566775cdb", "run_id <run_id>"),
     ("redis://127.0.0.1:40123", "redis://127.0.0.1:<port>"),
     ("data in /tmp/trafikey-lab-x1_y2z3", "data in <data_dir>"),
@@ -84,7 +84,8 @@ def test_live_run_ids_and_clock_readings_are_masked_wherever_they_appear():
     for _ in range(50):
         run_id, now = live_run_id(), live_ms()
         assert sanitize(f"run_id {run_id}") == "run_id <run_id>"
-        assert sanitize(f"lease_epoch={run_id}, deadline={now}") == "lease_epoch=<run_id>, deadline=<ms>"
+        assert sanitize(f"lease_epoch={run_id}, deadline={now}") == \
+            "lease_epoch=<run_id>, deadline=<ms>"
 
 
 MODEL_RUN_IDS = [run_id.decode() for run_id in islice(model.run_ids(), 12)]
@@ -145,7 +146,8 @@ def test_nbval_fails_a_wrong_model_stamp_or_score_and_passes_another_live_run_id
         (MODEL_DEAD_SCORE, f"dead at {score + 1}\n"),
         ("print('stamp', NOW.decode())", f"stamp {now}\n"),
         (MODEL_DEAD_SCORE, f"dead at {score}\n"),
-        ("import secrets, time\nprint('run_id', secrets.token_hex(20), 'at', time.time_ns() // 10**6)",
+        ("import secrets, time\n"
+         "print('run_id', secrets.token_hex(20), 'at', time.time_ns() // 10**6)",
          f"run_id {live_run_id()} at {live_ms() - 86_400_000}\n"),
     ])
     assert outcomes == ["failed", "failed", "passed", "passed", "passed"]
@@ -162,8 +164,10 @@ def test_each_notebook_has_one_setup_cell_and_a_folded_answer(name):
     markdown = "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
     assert code[0] == "import trafikey_lab.course\ncourse = trafikey_lab.course.setup()"
     assert sum("course.setup()" in source for source in code) == 1
-    assert nb.cells[0].source.startswith("# ") and "**Time:**" in nb.cells[0].source
-    assert "<details><summary>" in markdown and "## Summary" in markdown
+    assert nb.cells[0].source.startswith("# ")
+    assert "**Time:**" in nb.cells[0].source
+    assert "<details><summary>" in markdown
+    assert "## Summary" in markdown
 
 
 @pytest.mark.parametrize("name", MINE)
@@ -279,7 +283,8 @@ def test_the_names_table_in_00_names_only_what_the_modules_source_has():
     names = {name for cell in c_cells for span in re.findall(r"`([^`]+)`", cell)
              for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", span)}
     source = MODULE_SOURCE.read_text()
-    assert len(c_cells) >= 10 and {"cached_run_id", "NEED_EPOCH", "trafikey_exempt"} <= names
+    assert len(c_cells) >= 10
+    assert {"cached_run_id", "NEED_EPOCH", "trafikey_exempt"} <= names
     assert sorted(name for name in names if name not in source) == []
 
 
@@ -307,8 +312,8 @@ def stored_images(name: str) -> list[dict]:
     nb = load(name)
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
-    for model in state.get("state", {}).values():
-        outputs += model.get("state", {}).get("outputs", [])
+    for widget in state.get("state", {}).values():
+        outputs += widget.get("state", {}).get("outputs", [])
     return [o for o in outputs if "image/png" in o.get("data", {})]
 
 
@@ -317,7 +322,8 @@ def test_every_stored_figure_says_what_it_shows_in_its_text_and_its_alt(name):
     for output in stored_images(name):
         text = output["data"].get("text/plain", "")
         text = "".join(text) if isinstance(text, list) else text
-        assert text and not text.startswith("<Figure"), f"{name}: a figure stored as {text!r}"
+        assert text, f"{name}: a figure stored with no text"
+        assert not text.startswith("<Figure"), f"{name}: a figure stored as {text!r}"
         img = "".join(output["data"].get("text/html", ""))
         assert re.search(r'<img [^>]*alt="[^"]{20,}"', img), f"{name}: a figure without alt text"
 
@@ -438,7 +444,8 @@ def reaching(folder: str, into: str) -> dict[str, list[str]]:
     prefix = f"trafikey_lab.{into}"
     found = {}
     for path in sorted((PACKAGE / folder).glob("*.py")):
-        hits = sorted(m for m in imported_modules(path) if m == prefix or m.startswith(prefix + "."))
+        hits = sorted(m for m in imported_modules(path)
+                      if m == prefix or m.startswith(prefix + "."))
         if hits:
             found[path.stem] = hits
     return found

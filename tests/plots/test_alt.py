@@ -42,7 +42,8 @@ def test_the_installed_formatters_give_a_described_figure_its_alt_and_leave_othe
     other, _ = plt.subplots()
     try:
         formats, _ = shell.display_formatter.format(other)
-        assert formats["text/plain"].startswith("<Figure size") and "text/html" not in formats
+        assert formats["text/plain"].startswith("<Figure size")
+        assert "text/html" not in formats
         alt.describe(fig, "A falling line.")
         formats, _ = shell.display_formatter.format(fig)
         assert formats["text/plain"] == "A falling line."

@@ -1,15 +1,16 @@
-"""draw_lifecycle: the states, the lease's writers, a stall and a restart, checked on what it drew."""
+"""draw_lifecycle: the states, the lease's writers, a stall and a restart, checked on what it
+drew."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import pytest
 
-from trafikey_lab.plots import alt, lifecycle  # noqa: E402
-from trafikey_lab.plots.lifecycle import STATE_AT, draw_lifecycle  # noqa: E402
+from trafikey_lab.plots import alt, lifecycle
+from trafikey_lab.plots.lifecycle import STATE_AT, draw_lifecycle
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_the_three_states_are_boxes_labelled_by_name(drawn):
     for state, box in drawn.states.items():
         assert drawn.state_texts[state].get_text().split("\n")[0] == state
         assert box.get_label() == state
-        x, y = STATE_AT[state]
+        x, _y = STATE_AT[state]
         assert box.get_x() < x < box.get_x() + box.get_width()
 
 
@@ -48,19 +49,23 @@ def test_the_claim_stamps_the_lease_with_the_run_id(drawn):
         "EMQ.CLAIM: grants the lease,\nstamps lease_epoch = run_id"
     )
     start, end = drawn.arrows["claim"].xyann, drawn.arrows["claim"].xy
-    assert start[0] < STATE_AT["active"][0] - 1 and end[0] == STATE_AT["active"][0]
+    assert start[0] < STATE_AT["active"][0] - 1
+    assert end[0] == STATE_AT["active"][0]
 
 
 def test_both_extension_verbs_restamp(drawn):
     text = drawn.labels["extend"].get_text()
-    assert "EMQ.EXTEND" in text and "EMQ.EXTENDS" in text and "stamp written again" in text
+    assert "EMQ.EXTEND" in text
+    assert "EMQ.EXTENDS" in text
+    assert "stamp written again" in text
 
 
 def test_a_stall_and_a_restart_both_lead_back_to_pending_but_only_the_stall_counts(drawn):
     pending_x = STATE_AT["pending"][0]
     for key in ("stall", "restart"):
         start, end = drawn.arrows[key].xyann, drawn.arrows[key].xy
-        assert start[0] > end[0] and abs(end[0] - pending_x) < 1.3
+        assert start[0] > end[0]
+        assert abs(end[0] - pending_x) < 1.3
     assert "counted (stalled + 1)" in drawn.labels["stall"].get_text()
     assert "exempt, back uncounted, stalled untouched" in drawn.labels["restart"].get_text()
 
@@ -89,7 +94,8 @@ def test_its_alt_text_names_every_state_and_says_every_arrow_with_its_label(draw
     assert text == lifecycle.alt_text()
     assert text.startswith("Diagram of one job's three states, pending, active, dead,")
     for t in lifecycle.TRANSITIONS:
-        assert f"{t.source} to {t.target}" in text and " ".join(t.label.split()) in text
+        assert f"{t.source} to {t.target}" in text
+        assert " ".join(t.label.split()) in text
     # Every foreign stamp, not only a restart's: a promoted replica and bytes another tool wrote
     # are exempt by the same rule.
     assert ("active to pending (dashed): lease ran out with a stamp not the sweeping process's "

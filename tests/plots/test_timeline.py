@@ -4,18 +4,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import xml.etree.ElementTree as ET  # noqa: E402
+import xml.etree.ElementTree as ET
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib.colors import to_hex
 
-from trafikey_lab import HISTORIES, ModelExecutor, play  # noqa: E402
-from trafikey_lab.course.limits import SCRIPTED_EXTENSION  # noqa: E402
-from trafikey_lab.plots.alt import alt_text as figure_alt  # noqa: E402
-from trafikey_lab.plots.alt import img_html  # noqa: E402
-from trafikey_lab.plots.svg import text_width  # noqa: E402
-from trafikey_lab.plots.timeline import (  # noqa: E402
+from trafikey_lab import HISTORIES, ModelExecutor, play
+from trafikey_lab.course.limits import SCRIPTED_EXTENSION
+from trafikey_lab.plots.alt import alt_text as figure_alt
+from trafikey_lab.plots.alt import img_html
+from trafikey_lab.plots.svg import text_width
+from trafikey_lab.plots.timeline import (
     FIGSIZE,
     OKABE_ITO,
     alt_text,
@@ -97,7 +97,7 @@ def test_the_sweep_marker_names_the_verdict_and_outcome_with_shape_and_colour(hi
 
 
 def test_the_x_axis_names_the_steps_in_order():
-    trace, d = drawn("upgrade")
+    _trace, d = drawn("upgrade")
     labels = [t.get_text() for t in d["ax"].get_xticklabels()]
     assert labels == ["add", "scripted claim", "restart", "expire", "sweep"]
 
@@ -111,7 +111,8 @@ def test_with_an_ax_it_draws_there_and_makes_no_figure():
     fig, ax = plt.subplots()
     count = len(plt.get_fignums())
     d = draw_timeline(play("restarted", 2, ModelExecutor()), ax=ax)
-    assert d["ax"] is ax and d["figure"] is fig
+    assert d["ax"] is ax
+    assert d["figure"] is fig
     assert len(plt.get_fignums()) == count
     assert "max_stalled 2" in ax.get_title()
 
@@ -152,7 +153,8 @@ def test_the_alt_text_names_processes_by_number_never_by_run_id(live):
     assert "played on the live server." in text
     assert "finds the stamp of process 1 and runs in process 2: exempt" in text
     for run_id in trace.run_ids:
-        assert run_id not in text and f"{run_id[:4]}…{run_id[-4:]}" not in text
+        assert run_id not in text
+        assert f"{run_id[:4]}…{run_id[-4:]}" not in text
 
 
 # -- the same timeline as SVG text, as the history player shows it -----------------------------

@@ -203,7 +203,8 @@ class Pair:
     def check_same_data(self, when: str):
         live, model = self.live_view(), self.model_view()
         if live != model:
-            raise Disagreement(f"{when}: datasets differ.\nsteps: {self.log}\n" + dataset_diff(live, model))
+            raise Disagreement(f"{when}: datasets differ.\nsteps: {self.log}\n"
+                               + dataset_diff(live, model))
         live_counters, model_counters = self.live_counters(), self.model.counters()
         if live_counters != model_counters:
             raise Disagreement(f"{when}: counters differ.\nsteps: {self.log}\n"
@@ -221,12 +222,12 @@ def dump(client) -> dict:
     kinds = [kind.decode() for kind in pipe.execute()]
     read = {"hash": pipe.hgetall, "string": pipe.get,
             "zset": lambda key: pipe.zrange(key, 0, -1, withscores=True)}
-    for key, kind in zip(keys, kinds):
+    for key, kind in zip(keys, kinds, strict=True):
         read.get(kind, pipe.exists)(key)
     values = pipe.execute()
     return {
         key: (kind, value if kind in read else None)
-        for key, kind, value in zip(keys, kinds, values)
+        for key, kind, value in zip(keys, kinds, values, strict=True)
     }
 
 

@@ -17,6 +17,7 @@ TRAFIKEY_FUZZ_SEED picks the seed (default 20240611); TRAFIKEY_SOAK=1 runs ten t
 import os
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -95,7 +96,8 @@ class Fuzzer:
 
     def zset_key(self) -> bytes:
         return self.pick([QUEUE.pending, QUEUE.active, QUEUE.dead, QUEUE.pending, QUEUE.active,
-                          OTHER.pending, STRING_KEY, HASH_KEY, QUEUE.row_key(b"a"), b"{jobs}:missing", b""])
+                          OTHER.pending, STRING_KEY, HASH_KEY, QUEUE.row_key(b"a"),
+                          b"{jobs}:missing", b""])
 
     def prefix(self) -> bytes:
         return self.pick([QUEUE.prefix, QUEUE.prefix, QUEUE.prefix, OTHER.prefix, b"", b"{jobs}:",
@@ -121,7 +123,20 @@ class Fuzzer:
         verb = self.pick(VERBS)
         if self.rng.random() < 0.2:
             verb = "".join(c.lower() if self.rng.random() < 0.5 else c for c in verb)
-        canonical = verb.upper()
+        args = self.verb_args(verb.upper(), pair)
+        for i in range(len(args)):
+            if self.rng.random() < 0.05:
+                args[i] = self.junk()
+        roll = self.rng.random()
+        if roll < 0.08:
+            args = args[: self.rng.randrange(len(args))]
+        elif roll < 0.14:
+            args = args + [self.junk() for _ in range(self.rng.randrange(1, 3))]
+        return (verb, *args)
+
+    def verb_args(self, canonical: str, pair) -> list:
+        """Arguments of the right count and kinds for the verb, before any is spoiled (drawn in
+        the order the seed fixes, so a failing case replays)."""
         if canonical == "EMQ.CLAIM":
             args = [self.zset_key(), self.zset_key(), self.prefix(), self.integer(1)]
         elif canonical == "EMQ.EXTEND":
@@ -135,18 +150,12 @@ class Fuzzer:
                 row = QUEUE.row_key(job) if self.rng.random() < 0.7 else self.row()
                 args += [job, row, self.attempt(pair)]
         else:
-            args = [self.zset_key(), self.zset_key(), self.zset_key(), self.prefix(), self.integer(1)]
+            args = [self.zset_key(), self.zset_key(), self.zset_key(), self.prefix(),
+                    self.integer(1)]
             if self.rng.random() < 0.5:
-                args += [self.pick(OPTIONS) if self.rng.random() < 0.3 else b"LIMIT", self.integer(1)]
-        for i in range(len(args)):
-            if self.rng.random() < 0.05:
-                args[i] = self.junk()
-        roll = self.rng.random()
-        if roll < 0.08:
-            args = args[: self.rng.randrange(len(args))]
-        elif roll < 0.14:
-            args = args + [self.junk() for _ in range(self.rng.randrange(1, 3))]
-        return (verb, *args)
+                args += [self.pick(OPTIONS) if self.rng.random() < 0.3 else b"LIMIT",
+                         self.integer(1)]
+        return args
 
     def seed_commands(self, pair) -> list[tuple]:
         """A fresh dataset with every oddity the verbs must survive."""
@@ -177,7 +186,8 @@ class Fuzzer:
             if self.rng.random() < 0.5:
                 commands.append(("ZADD", QUEUE.active, now + self.rng.randrange(-1000, 1000), job))
         commands += [("SET", STRING_KEY, b"s"), ("HSET", HASH_KEY, b"f", b"v"),
-                     ("ZADD", OTHER.pending, 0, b"a"), ("HSET", OTHER.row_key(b"a"), b"state", b"pending")]
+                     ("ZADD", OTHER.pending, 0, b"a"),
+                     ("HSET", OTHER.row_key(b"a"), b"state", b"pending")]
         return commands
 
 
@@ -190,7 +200,8 @@ def seed_action(command):
     return lambda ex: ex.call(*command)
 
 
-def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from_the_spec(rdb_server):
+def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from_the_spec(
+        rdb_server):
     rng = random.Random(SEED)
     fuzz = Fuzzer(rng)
     pair = Pair(rdb_server)
@@ -207,7 +218,7 @@ def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from
             counted = pair.live_counters()
             shown = repr(tuple(a[:60] + b"..." if isinstance(a, bytes) and len(a) > 60 else a
                                for a in args))
-            result = pair.step(shown, lambda ex: ex.call(*args), server_clock=False)
+            result = pair.step(shown, lambda ex, args=args: ex.call(*args), server_clock=False)
             calls += 1
             changed = moved(counted, pair.live_counters())
             if result[0] == "refused":
@@ -228,7 +239,8 @@ def test_hostile_arguments_never_crash_the_server_write_on_refusal_or_stray_from
     FIGURES["bad-input refusals checked"] += refusals
     assert not problems, "\n".join(problems[:20])
     assert refusals > calls // 4, "the fuzz hardly reached the refusals: it tests too little"
-    assert calls - refusals > calls // 10, "the fuzz hardly reached a verb's work: it tests too little"
+    assert calls - refusals > calls // 10, \
+        "the fuzz hardly reached a verb's work: it tests too little"
 
 
 @pytest.mark.parametrize("verb", ["emq.claim", "Emq.Extend", "EMQ.EXTENDS", "emq.STALLED.check"])
@@ -249,7 +261,7 @@ def test_server_runs_the_module_build_under_test(rdb_server):
         assert wanted.encode() in paths, f"the server loaded {paths}, not {wanted}"
     preload = os.environ.get(PRELOAD_ENV)
     if preload:
-        maps = open(f"/proc/{rdb_server.pid}/maps").read()
+        maps = Path(f"/proc/{rdb_server.pid}/maps").read_text()
         for library in preload.split():
             assert os.path.realpath(library) in maps or library in maps, f"{library} not loaded"
     assert rdb_server.client.ping()
@@ -257,8 +269,10 @@ def test_server_runs_the_module_build_under_test(rdb_server):
 
 def test_spec_problem_names_what_is_wrong_with_an_error_text():
     assert spec_problem("ERR EMQ syntax error", "EMQ.CLAIM") is None
-    assert spec_problem("ERR wrong number of arguments for 'EMQ.CLAIM' command", "emq.claim") is None
-    assert "names 'hset'" in spec_problem("ERR wrong number of arguments for 'hset' command", "EMQ.CLAIM")
+    assert spec_problem("ERR wrong number of arguments for 'EMQ.CLAIM' command",
+                        "emq.claim") is None
+    assert "names 'hset'" in spec_problem("ERR wrong number of arguments for 'hset' command",
+                                          "EMQ.CLAIM")
     assert "not one of" in spec_problem("ERR EMQ lease must be positive", "EMQ.CLAIM")
 
 
@@ -275,6 +289,7 @@ def test_a_refused_sweep_counts_its_refusal_and_not_the_members_it_decided_first
                                  now - 1, b"strung"))
     counted, data = pair.live_counters(), pair.live_view()
     result = pair.step("sweep", lambda ex: ex.sweep(QUEUE, 1))
-    assert result == ("refused", "WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert result == ("refused",
+                      "WRONGTYPE Operation against a key holding the wrong kind of value")
     assert moved(counted, pair.live_counters()) == {"stalled_check_refusals": 1}
     assert pair.live_view() == data

@@ -13,6 +13,8 @@ Profiles: `trafikey-default` (300 sequences of up to 10 steps) for `make test`,
 `trafikey-soak` (TRAFIKEY_SOAK=1, `make soak`) for long runs.
 """
 
+from typing import ClassVar
+
 import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -52,7 +54,8 @@ def attempts_of(pair, job) -> int:
 
 
 class Differential(RuleBasedStateMachine):
-    servers: dict = {}
+    # set once per test run by the test that drives the machine: the servers its runs share
+    servers: ClassVar[dict] = {}
 
     @initialize(persistence=st.sampled_from(["rdb", "aof"]))
     def start(self, persistence):
@@ -93,7 +96,8 @@ class Differential(RuleBasedStateMachine):
           lease=leases)
     def extends(self, picks, lease):
         leases_ = [(job, max(0, attempts_of(self.pair, job) + stale)) for job, stale in picks]
-        self.pair.step(f"extends {leases_} lease {lease}", lambda ex: ex.extends(QUEUE, lease, leases_))
+        self.pair.step(f"extends {leases_} lease {lease}",
+                       lambda ex: ex.extends(QUEUE, lease, leases_))
 
     @rule(max_stalled=budgets, limit=limits)
     def sweep(self, max_stalled, limit):
@@ -111,7 +115,8 @@ class Differential(RuleBasedStateMachine):
 
     # -- time and processes ------------------------------------------------------------------
 
-    @precondition(lambda self: isinstance(self.pair.model.server.store.data.get(QUEUE.active), ZSet))
+    @precondition(lambda self: isinstance(self.pair.model.server.store.data.get(QUEUE.active),
+                                          ZSet))
     @rule(pick=st.integers(0, 10))
     def wait_past_a_deadline(self, pick):
         """Lets the live clock run past one of the deadlines in active (the latest, at most)."""
@@ -150,7 +155,8 @@ class Differential(RuleBasedStateMachine):
     def row_of_the_wrong_type(self, job):
         self.inject(f"string row {job!r}", "SET", QUEUE.row_key(job), "not a hash")
 
-    @rule(job=jobs, field=st.sampled_from([b"attempts", b"stalled"]), value=st.sampled_from(NOT_INTEGERS))
+    @rule(job=jobs, field=st.sampled_from([b"attempts", b"stalled"]),
+          value=st.sampled_from(NOT_INTEGERS))
     def field_that_is_not_an_integer(self, job, field, value):
         self.inject(f"{job!r} {field!r}={value!r}", "HSET", QUEUE.row_key(job), field, value)
 

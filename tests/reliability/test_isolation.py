@@ -78,7 +78,8 @@ def test_acl_user_of_one_queue_works_on_it(acl_server):
 
 
 @pytest.mark.parametrize("case", ["claim", "sweep", "extends", "extends-after-own"])
-def test_acl_user_cannot_reach_another_queues_rows_through_a_derived_or_argument_row(acl_server, case):
+def test_acl_user_cannot_reach_another_queues_rows_through_a_derived_or_argument_row(
+        acl_server, case):
     admin, alice = LiveExecutor(acl_server), as_alice(acl_server)
     if case == "claim":
         args = ("EMQ.CLAIM", MINE.pending, MINE.active, THEIRS.prefix, 1000)
@@ -90,7 +91,8 @@ def test_acl_user_cannot_reach_another_queues_rows_through_a_derived_or_argument
         args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", THEIRS.row_key(b"x"), 1)
     else:
         alice.claim(MINE, 1000)
-        args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", MINE.row_key(b"x"), 1, b"x", THEIRS.row_key(b"x"), 1)
+        args = ("EMQ.EXTENDS", MINE.active, 1000, b"x", MINE.row_key(b"x"), 1,
+                b"x", THEIRS.row_key(b"x"), 1)
     refused_with(alice, admin, NOPERM, *args)
     FIGURES["ACL refusals checked"] += 1
 
@@ -127,7 +129,8 @@ def test_acl_user_cannot_name_another_queues_keys(acl_server, verb):
         "claim": ("EMQ.CLAIM", THEIRS.pending, THEIRS.active, THEIRS.prefix, 1000),
         "extend": ("EMQ.EXTEND", THEIRS.active, THEIRS.row_key(b"x"), b"x", 1, 1000),
         "extends": ("EMQ.EXTENDS", THEIRS.active, 1000, b"x", THEIRS.row_key(b"x"), 1),
-        "sweep": ("EMQ.STALLED.CHECK", THEIRS.active, THEIRS.pending, THEIRS.dead, THEIRS.prefix, 1),
+        "sweep": ("EMQ.STALLED.CHECK", THEIRS.active, THEIRS.pending, THEIRS.dead, THEIRS.prefix,
+                  1),
     }[verb]
     refused_with(alice, admin, "NOPERM", *args, exact=False)
 

@@ -30,7 +30,7 @@ def test_its_text_lists_the_prompt_and_every_option_without_the_answer():
     assert question.choice.description == "your answer"
 
 
-@pytest.mark.parametrize("options,problem", [
+@pytest.mark.parametrize(("options", "problem"), [
     ([RIGHT], "at least two"),
     ([WRONG, WRONG], "exactly one"),
     ([RIGHT, RIGHT], "exactly one"),

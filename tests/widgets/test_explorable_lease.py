@@ -47,7 +47,8 @@ def test_each_preset_sets_every_control_and_shows_its_decision(widget, key):
 def test_the_preset_drop_down_names_the_preset_the_fields_hold_or_says_they_hold_none(widget):
     widget.preset.value = "stalled"
     widget.fields["sweep_at_ms"].value = 1490
-    assert widget.preset.value == "own" and widget.preset.label == "your own schedule"
+    assert widget.preset.value == "own"
+    assert widget.preset.label == "your own schedule"
     assert widget.schedule.sweep_at_ms == 1490  # naming it changed no field
     widget.fields["sweep_at_ms"].value = 1500
     assert widget.preset.value == "stalled"
@@ -109,7 +110,8 @@ def test_the_counterfactual_and_the_budget_follow_the_fields(widget):
     assert "stalled 1 → 2 against max_stalled 3" in widget.counterfactual.value
     widget.restarts.value = False
     assert "counted → recovered" in shown(widget)[1]
-    assert widget.fields["restart_at_ms"].disabled and widget.fields["restart_ms"].disabled
+    assert widget.fields["restart_at_ms"].disabled
+    assert widget.fields["restart_ms"].disabled
 
 
 def test_every_control_has_a_label_and_the_figure_says_what_it_shows(widget):
@@ -120,7 +122,8 @@ def test_every_control_has_a_label_and_the_figure_says_what_it_shows(widget):
     assert figure.get("role") == "img"
     desc = figure.find(f"{SVG}desc").text
     told = S.sentence(widget.schedule)
-    assert f"{told[0].upper()}{told[1:]}." in desc and desc.startswith("Timeline to scale")
+    assert f"{told[0].upper()}{told[1:]}." in desc
+    assert desc.startswith("Timeline to scale")
     assert desc == alt_text(widget.schedule, widget.decision)
     assert "max_stalled 1" in figure.find(f"{SVG}title").text
 
@@ -142,13 +145,15 @@ def test_run_live_replays_the_timing_and_agrees_with_the_model(lab, key):
     widget = ExplorableLease(live=LiveExecutor(lab), preset=key)
     widget.run_live.click()
     assert "model and live agree at every step" in widget.status.value, widget.status.value
-    assert widget.plan is not None and widget.plan.held()
+    assert widget.plan is not None
+    assert widget.plan.held()
     assert "Every moment kept its order" in widget.replay.value
     assert "stretched to 900 ms" in widget.replay.value
     assert widget.live_trace.outcome == S.decide(widget.schedule).outcome
     assert not widget.run_live.disabled
     widget.fields["sweep_at_ms"].value += 10
-    assert widget.replay.value == "" and widget.comparison.value == ""
+    assert widget.replay.value == ""
+    assert widget.comparison.value == ""
 
 
 def test_a_replay_on_a_stopped_server_says_so_and_gives_the_button_back(servers):
@@ -157,4 +162,5 @@ def test_a_replay_on_a_stopped_server_says_so_and_gives_the_button_back(servers)
     server.stop()
     widget.run_live.click()
     assert widget.status.value.startswith("the live run stopped: the lab's server is not running")
-    assert not widget.run_live.disabled and widget.plan is None
+    assert not widget.run_live.disabled
+    assert widget.plan is None

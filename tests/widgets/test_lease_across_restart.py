@@ -61,9 +61,11 @@ def test_the_figure_is_redrawn_for_the_chosen_history(widget, history):
 
 def test_the_figure_is_svg_text_the_widget_redraws(widget):
     first = widget.figure.value
-    assert isinstance(widget.figure, widgets.HTML) and first.startswith("<svg ")
+    assert isinstance(widget.figure, widgets.HTML)
+    assert first.startswith("<svg ")
     widget.history.value = "stalled"
-    assert widget.figure.value.startswith("<svg ") and widget.figure.value != first
+    assert widget.figure.value.startswith("<svg ")
+    assert widget.figure.value != first
 
 
 @pytest.mark.parametrize("history", sorted(HISTORIES))
@@ -137,7 +139,7 @@ def test_without_a_live_executor_run_live_says_so():
     assert widget.live_trace is None
 
 
-@pytest.mark.parametrize("history, outcome", [("restarted", "recovered"), ("stalled", "dead")])
+@pytest.mark.parametrize(("history", "outcome"), [("restarted", "recovered"), ("stalled", "dead")])
 def test_run_live_plays_the_history_on_the_server_and_agrees_with_the_model(
         live, lab, history, outcome):
     widget = LeaseAcrossRestart(live=live)
@@ -158,16 +160,18 @@ def test_run_live_plays_the_history_on_the_server_and_agrees_with_the_model(
         "one row per step, then the reading and outcome"
     assert DIFFER not in widget.comparison.value
     steps = len(widget.trace.steps)
-    assert seen == list(range(1, steps)) + [steps]
+    assert seen == [*list(range(1, steps)), steps]
     assert f'value="{steps}"></progress> {steps} of {steps} steps done' in widget.progress.value
     assert not widget.run_live.disabled
     row = live.row(QUEUE, JOB)
     if history == "restarted":
         assert lab.run_id != before
-        assert row[b"state"] == b"pending" and b"stalled" not in row
+        assert row[b"state"] == b"pending"
+        assert b"stalled" not in row
         assert row[b"lease_epoch"] == before.encode()
     else:
-        assert row[b"state"] == b"dead" and row[b"stalled"] == b"1"
+        assert row[b"state"] == b"dead"
+        assert row[b"stalled"] == b"1"
         assert row[b"lease_epoch"] == lab.run_id.encode()
     assert short(lab.run_id) in widget.status.value
 
@@ -177,8 +181,10 @@ def test_changing_a_control_clears_the_last_live_run(live):
     widget.history.value = "stalled"
     widget.run_live.click()
     widget.max_stalled.value = 2
-    assert widget.live_trace is None and widget.comparison.value == ""
-    assert widget.steps_done == 0 and 'value="0"' in widget.progress.value
+    assert widget.live_trace is None
+    assert widget.comparison.value == ""
+    assert widget.steps_done == 0
+    assert 'value="0"' in widget.progress.value
 
 
 def test_a_live_run_on_a_stopped_server_is_reported_in_the_widget(servers):
@@ -188,7 +194,8 @@ def test_a_live_run_on_a_stopped_server_is_reported_in_the_widget(servers):
     widget.history.value = "stalled"
     widget.run_live.click()
     assert widget.status.value.startswith("the live run stopped:")
-    assert widget.live_trace is None and not widget.run_live.disabled
+    assert widget.live_trace is None
+    assert not widget.run_live.disabled
 
 
 def test_a_restart_on_a_server_the_lab_did_not_start_is_reported_in_the_widget(lab, servers):

@@ -1,4 +1,5 @@
-"""RunIdChecker: both checks on the dive's test values and on typed text, as its labels show them."""
+"""RunIdChecker: both checks on the dive's test values and on typed text, as its labels show
+them."""
 
 import ipywidgets as widgets
 import pytest
@@ -34,7 +35,7 @@ def test_the_dropdown_names_every_test_value_as_the_tests_do():
     ]
 
 
-@pytest.mark.parametrize("name, reason", [
+@pytest.mark.parametrize(("name", "reason"), [
     ('b""', "0 bytes, not 40"),
     ("&NOW[..39]", "39 bytes, not 40"),
     ("NOW in upper case", "byte 2 is b'F', not one of 0-9 a-f"),
@@ -47,18 +48,21 @@ def test_each_shape_reject_is_refused_at_load_with_its_reason(checker, name, rea
     assert checker.load.value.startswith(
         'refused: OnLoad logs the warning "trafikey: emq epoch not loaded: run_id is not 40 '
         'characters of 0-9a-f" and the module does not load')
-    assert checker.load.value.endswith("the dive's Rust module refuses with ERR EMQ host call failed")
-    assert "run_ids_are_40_lowercase_hex: one of the five values it must reject" in checker.tests.value
+    assert checker.load.value.endswith(
+        "the dive's Rust module refuses with ERR EMQ host call failed")
+    assert ("run_ids_are_40_lowercase_hex: one of the five values it must reject"
+            in checker.tests.value)
 
 
 def test_the_offending_byte_is_marked_in_the_value(checker):
     checker.choice.value = "NOW ending in g"
-    assert checker.value.value == "<code>3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f7081<mark>g</mark></code>"
+    assert checker.value.value == \
+        "<code>3f2c0d8e9b1a4c5d6e7f8091a2b3c4d5e6f7081<mark>g</mark></code>"
     checker.choice.value = "NOW in upper case"
     assert checker.value.value.startswith("<code>3<mark>F</mark>2C0D")
 
 
-@pytest.mark.parametrize("name, message, why", [
+@pytest.mark.parametrize(("name", "message", "why"), [
     ("lease_epoch missing", "a missing field is exempt as well: exempt(None, NOW)",
      "there is no stamp, so it is not this process's"),
     ("lease_epoch forty 0s", "another process: exempt",
@@ -136,7 +140,8 @@ def test_typed_text_that_differs_only_in_case_is_exempt_for_that_reason_alone(ch
 
 def test_the_long_readings_are_html_that_wraps_not_labels_that_cut_off(checker):
     for row in (checker.load, checker.sweep, checker.native):
-        assert isinstance(row, widgets.HTML) and row.layout.flex == "1 1 0%"
+        assert isinstance(row, widgets.HTML)
+        assert row.layout.flex == "1 1 0%"
 
 
 @pytest.mark.parametrize("value", [*NAMED_VALUES.values(), "é".encode(), b"\x00" * 40, b"A" * 40])

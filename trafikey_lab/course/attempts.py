@@ -14,6 +14,7 @@ In a browser page (the book, in Pyodide) there are no threads: the attempt runs 
 own Python, with no time limit, as any cell does there.
 """
 
+import contextlib
 import threading
 import types
 from dataclasses import dataclass
@@ -112,11 +113,11 @@ def borrowed(candidate, library=None, library_names=None) -> str | None:
     code = getattr(candidate, "__code__", None)
     scope = dict(getattr(candidate, "__globals__", {}))
     cells = getattr(candidate, "__closure__", None) or ()
-    for name, cell in zip(getattr(code, "co_freevars", ()), cells):
-        try:
+    # strict=False: a callable that is not a plain function may carry a code without cells
+    for name, cell in zip(getattr(code, "co_freevars", ()), cells, strict=False):
+        # a closure variable not yet assigned holds nothing to inspect
+        with contextlib.suppress(ValueError):
             scope[name] = cell.cell_contents
-        except ValueError:  # a closure variable not yet assigned holds nothing to inspect
-            pass
     codes, names = ([code] if code is not None else []), set()
     while codes:
         code = codes.pop()

@@ -324,6 +324,40 @@ def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
             f"caught up with it within {SETTLE_S:g} s (link {old.get('master_link_status')}).")
 
 
+def _hand_over_failed(outcome) -> str | None:
+    """What went wrong when hand_over ran too long or raised, else None (it returned)."""
+    import redis
+
+    if isinstance(outcome, attempts.TimedOut):
+        return (f"hand_over ran for more than {outcome.limit_s:g} s: a handover sends a few "
+                "commands and returns.")
+    if isinstance(outcome, attempts.Raised):
+        advice = ("Check which server each command is sent to: a command acts on the server "
+                  "that receives it, and a server refuses what its role does not allow."
+                  if isinstance(outcome.error, redis.ResponseError) else "Fix it and run "
+                  "the cell again.")
+        return f"hand_over raised {outcome.text.rstrip('.')}. {advice}"
+    return None
+
+
+def _old_primary_sweeps(primary, queue: Queue) -> Finding:
+    """Right when the old primary refuses a sweep with READONLY, as a replica refuses every
+    write; wrong when it sweeps, or refuses for another reason."""
+    try:
+        LiveExecutor(primary).sweep(queue, 1)
+        refused = None
+    except ReplyError as refusal:
+        refused = refusal.text.split(" ", 1)[0]
+    if refused == "READONLY":
+        return Finding(RIGHT, "the old primary answers the sweep with READONLY: no worker can "
+                              "extend a lease there now")
+    if refused is None:
+        return Finding(WRONG, "the old primary accepted a sweep: it is still writable: a worker "
+                              "could extend a lease there.")
+    return Finding(WRONG, f"the old primary answers the sweep with {refused}, not READONLY: a "
+                          "replica refuses every write.")
+
+
 def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Feedback:
     """The learner's `hand_over(primary, replica)`, given two servers of the lab (each with
     .client, .host and .port), where `replica` follows `primary` and holds a lease `primary`
@@ -360,17 +394,8 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
             raise LabError(f"the replica was not in sync with the lease within {SETTLE_S:g} s. "
                            f"Its log says:\n{replica.log_tail()}")
         outcome = attempts.run(hand_over, primary, replica, library=(), library_names=set())
-        if isinstance(outcome, attempts.TimedOut):
-            return feedback(exercise, [Finding(WRONG, f"hand_over ran for more than "
-                                                       f"{outcome.limit_s:g} s: a handover "
-                                                       "sends a few commands and returns.")])
-        if isinstance(outcome, attempts.Raised):
-            advice = ("Check which server each command is sent to: a command acts on the server "
-                      "that receives it, and a server refuses what its role does not allow."
-                      if isinstance(outcome.error, redis.ResponseError) else "Fix it and run "
-                      "the cell again.")
-            return feedback(exercise, [Finding(WRONG, f"hand_over raised "
-                                                       f"{outcome.text.rstrip('.')}. {advice}")])
+        if (failed := _hand_over_failed(outcome)) is not None:
+            return feedback(exercise, [Finding(WRONG, failed)])
         if (gone := _gone(primary, replica)) is None:
             try:
                 old, new = _settled(primary, replica)
@@ -384,20 +409,7 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
             return feedback(exercise, [Finding(WRONG, problem)])
         findings = [Finding(RIGHT, "the replica answers as a primary, and the old primary "
                                    "follows it, in sync")]
-        try:
-            LiveExecutor(primary).sweep(queue, 1)
-            refused = None
-        except ReplyError as refusal:
-            refused = refusal.text.split(" ", 1)[0]
-        if refused == "READONLY":
-            findings.append(Finding(RIGHT, "the old primary answers the sweep with READONLY: no "
-                                           "worker can extend a lease there now"))
-        elif refused is None:
-            findings.append(Finding(WRONG, "the old primary accepted a sweep: it is still "
-                                           "writable: a worker could extend a lease there."))
-        else:
-            findings.append(Finding(WRONG, f"the old primary answers the sweep with {refused}, "
-                                           "not READONLY: a replica refuses every write."))
+        findings.append(_old_primary_sweeps(primary, queue))
         live = LiveExecutor(replica)
         deadline = live.deadline(queue, JOB)
         if deadline is None:

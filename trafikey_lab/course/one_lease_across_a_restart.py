@@ -143,6 +143,30 @@ def _prediction_problems(stamp, reading, outcome) -> list[str]:
             if _word(value) not in allowed]
 
 
+def _fifth_restart_problems(steps: list[str], claims: list[int], restarts: list[int]) -> list[str]:
+    """What keeps the fifth history's one restart from falling after the claim, with the worker
+    extending by the script alone on the new process."""
+    problems: list[str] = []
+    if len(restarts) != 1:
+        times = "never restarts" if not restarts else f"restarts {len(restarts)} times"
+        problems.append(f"the server {times}: in this history it restarts once, after the "
+                        "claim")
+    elif claims and restarts[0] < claims[0]:
+        problems.append("the restart comes before the claim, so one process would grant the "
+                        "lease and sweep it: in this history the module grants the lease before "
+                        "the server restarts")
+    else:
+        after = steps[restarts[0] + 1:]
+        if "extend" in after:
+            problems.append("\"extend\" is EMQ.EXTEND, a native verb: after the restart it would "
+                            "write a stamp of its own. In this history no native verb runs after "
+                            "the restart; the worker keeps its lease through the script alone")
+        if "scripted_extend" not in after:
+            problems.append("after the restart the worker, still alive, keeps its lease going by "
+                            "the script before it stops: that extension is missing")
+    return problems
+
+
 def _fifth_problems(steps) -> list[str]:
     """What keeps `steps` from telling the fifth history: the module grants the lease, the
     server restarts after the claim, on the new process the worker extends it by the script
@@ -170,23 +194,7 @@ def _fifth_problems(steps) -> list[str]:
         problems.append("the job is claimed more than once: while its lease is in active the job "
                         "is not in pending, so a second claim has nothing to take, and a claim "
                         "after a sweep starts another lease. Claim it once")
-    if len(restarts) != 1:
-        times = "never restarts" if not restarts else f"restarts {len(restarts)} times"
-        problems.append(f"the server {times}: in this history it restarts once, after the "
-                        "claim")
-    elif claims and restarts[0] < claims[0]:
-        problems.append("the restart comes before the claim, so one process would grant the "
-                        "lease and sweep it: in this history the module grants the lease before "
-                        "the server restarts")
-    else:
-        after = steps[restarts[0] + 1:]
-        if "extend" in after:
-            problems.append("\"extend\" is EMQ.EXTEND, a native verb: after the restart it would "
-                            "write a stamp of its own. In this history no native verb runs after "
-                            "the restart; the worker keeps its lease through the script alone")
-        if "scripted_extend" not in after:
-            problems.append("after the restart the worker, still alive, keeps its lease going by "
-                            "the script before it stops: that extension is missing")
+    problems += _fifth_restart_problems(steps, claims, restarts)
     if claims and any(s in EXTENSIONS for s in steps[:claims[0]]):
         problems.append("an extension before the claim finds no lease to extend (it replies 0): "
                         "extend after the claim")

@@ -7,6 +7,7 @@ asked for, in order, where it stopped, and the writes it implies. `spoil` adds w
 whole sweep refuse; `question` is the notebook's diagnostic question.
 """
 
+import contextlib
 from dataclasses import dataclass
 
 from trafikey_lab import epoch
@@ -33,7 +34,7 @@ from trafikey_lab.traces import describe_write
 from trafikey_lab.widgets.diagnostic import Diagnostic
 
 __all__ = ["NOW", "REFUSALS", "THIS_PROCESS", "ZERO", "Seen", "c_excerpt", "check_stops",
-           "decide_member", "lay_out", "member_table", "plan_table", "queue_state", "question",
+           "decide_member", "lay_out", "member_table", "plan_table", "question", "queue_state",
            "spoil", "try_sweep"]
 
 MAX_STALLED = 3
@@ -310,10 +311,8 @@ def check_stops(rows, *, live: Executor | None = None,
     # means "the server that sweeps" on both.
     typed = {epoch.NOW: "NOW is the model's run_id"}
     if live is not None:
-        try:
+        with contextlib.suppress(LabError):
             typed[live.run_id.encode()] = "that is your live server's run_id"
-        except LabError:
-            pass
     stored = {}
     for read in READS:
         if read not in rows:
@@ -367,7 +366,7 @@ def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
         reply = try_sweep(live, queue, STOP_MAX_STALLED)
         live.clear(queue)
     except LabError as exc:
-        return findings + [Finding(NOTE, f"not swept live: {exc}")]
+        return [*findings, Finding(NOTE, f"not swept live: {exc}")]
     if reply == expected:
         findings.append(Finding(NOTE, "the live server's sweep of the same rows gave the same "
                                       "reply"))

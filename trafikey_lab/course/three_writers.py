@@ -136,7 +136,8 @@ class _Watched(Executor):
             if name == "EMQ.EXTEND" and len(args) == 5 and args[0] == queue.active:
                 triples = [(args[2], args[1], args[3])]
             elif name == "EMQ.EXTENDS" and len(args) >= 5 and args[0] == queue.active:
-                triples = list(zip(args[2::3], args[3::3], args[4::3]))
+                # a learner's malformed call may leave a triple short: it names no attempt
+                triples = list(zip(args[2::3], args[3::3], args[4::3], strict=False))
             else:
                 continue
             named += [attempt for id_, row, attempt in triples
@@ -324,19 +325,15 @@ def _returned(reply) -> list[bytes] | None:
     return [_as_bytes(r) for r in reply]
 
 
-def _move_round(move, executor: Executor, queue: Queue, history, claims, where: str):
-    """The learner's move on one played history: its findings, and whether it sent nothing."""
-    jobs = [job.id for job in history] + [SPARE_JOB]
-    before = _leases(executor, queue, jobs)
-    earliest = executor.now_ms() + MOVE_LEASE_MS
-    watched = _Watched(executor)
-    outcome = attempts.run(move, watched, queue, list(claims))
+def _unplayed_move(outcome, watched, where: str):
+    """The findings on a move that cannot be judged by the leases it left (it ran too long,
+    wrote by hand, read what the model does not answer, was refused, raised or sent nothing),
+    and whether it sent nothing; None for a move whose leases tell."""
     if isinstance(outcome, attempts.TimedOut):
         return [Finding(WRONG, f"{where}: your function ran for more than "
                                f"{outcome.limit_s:g} s; a move sends a few calls and "
                                "returns")], False
     raised = outcome.error if isinstance(outcome, attempts.Raised) else None
-    reply = outcome.value if isinstance(outcome, attempts.Returned) else None
     by_hand = watched.written_by_hand()
     if by_hand:
         return [Finding(WRONG, f"{where}: your function wrote with {', '.join(by_hand)} "
@@ -363,6 +360,20 @@ def _move_round(move, executor: Executor, queue: Queue, history, claims, where: 
     if not watched.commands:
         return [Finding(WRONG, f"{where}: your function sent nothing, so every lease still "
                                "carries the stamp of the process before the restart")], True
+    return None
+
+
+def _move_round(move, executor: Executor, queue: Queue, history, claims, where: str):
+    """The learner's move on one played history: its findings, and whether it sent nothing."""
+    jobs = [job.id for job in history] + [SPARE_JOB]
+    before = _leases(executor, queue, jobs)
+    earliest = executor.now_ms() + MOVE_LEASE_MS
+    watched = _Watched(executor)
+    outcome = attempts.run(move, watched, queue, list(claims))
+    unplayed = _unplayed_move(outcome, watched, where)
+    if unplayed is not None:
+        return unplayed
+    reply = outcome.value if isinstance(outcome, attempts.Returned) else None
     after = _leases(executor, queue, jobs)
     current = executor.run_id.encode()
     findings = []

@@ -389,7 +389,8 @@ def _others_problem(run: _Run, expected: dict) -> str | None:
         ended = _seen(got)
         if ended == _seen(wanted):
             changed = [f"its {name} score" for name, mine, verbs in
-                       zip(("active", "pending"), got.scores, wanted.scores) if mine != verbs]
+                       zip(("active", "pending"), got.scores, wanted.scores, strict=True)
+                       if mine != verbs]
             fields = sorted(set(got.row) | set(wanted.row))
             changed += [f"its row's {plain(field)}" for field in fields
                         if got.row.get(field) != wanted.row.get(field)]

@@ -9,6 +9,7 @@ title and a description of their own (plots/svg.py), not figures.
 """
 
 import base64
+import contextlib
 import html
 import io
 
@@ -64,10 +65,8 @@ def install(shell=None) -> None:
         return
     # The inline backend, when it loads (at a kernel's first figure), takes every formatter
     # off Figure and puts back its own: load it now, so that ours are the ones that stay.
-    try:
+    with contextlib.suppress(ImportError):
         import matplotlib_inline.backend_inline  # noqa: F401
-    except ImportError:
-        pass
     formatters = shell.display_formatter.formatters
 
     def plain(fig, printer, cycle):

@@ -31,13 +31,13 @@ def plot_dead_letters(rows: list[dict], ax=None):
     values = [r["dead_per_week"] for r in rows]
     bars = ax.barh(names, values, color=_COLOURS[:len(rows)],
                    hatch=["", "//", "..", "xx", "\\\\", "oo"][:len(rows)], edgecolor="black")
-    for bar, row in zip(bars, rows):
+    for bar, row in zip(bars, rows, strict=True):
         ax.annotate(dead_text(row), (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                     xytext=(4, 0), textcoords="offset points", va="center")
     ax.set_xlabel("healthy jobs dead-lettered a week by restarts (model)")
     ax.invert_yaxis()
     # Room on the right for the longest label, "fewer than one job in a billion".
-    ax.set_xlim(0, max(values + [1.0]) * 2.2)
+    ax.set_xlim(0, max([*values, 1.0]) * 2.2)
     alt.describe(ax.figure, dead_letter_alt(rows))
     return bars
 

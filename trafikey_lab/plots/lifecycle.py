@@ -120,13 +120,14 @@ def draw_lifecycle(ax=None) -> Lifecycle:
         start, end = _ends(t)
         arrow = ax.annotate(
             "", xy=end, xytext=start,
-            arrowprops=dict(arrowstyle="-|>", color=t.colour, linestyle=t.style, linewidth=1.8,
-                            connectionstyle=f"arc3,rad={t.rad}", shrinkA=2, shrinkB=2),
+            arrowprops={"arrowstyle": "-|>", "color": t.colour, "linestyle": t.style,
+                        "linewidth": 1.8, "connectionstyle": f"arc3,rad={t.rad}",
+                        "shrinkA": 2, "shrinkB": 2},
         )
         drawn.arrows[t.key] = arrow
         drawn.labels[t.key] = ax.text(*t.label_at, t.label, ha="center", va="center",
                                       fontsize=8.5, color=t.colour,
-                                      bbox=dict(facecolor="white", edgecolor="none", pad=1))
+                                      bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     ax.set_xlim(0, 11)
     ax.set_ylim(-0.7, 6.0)
     ax.set_axis_off()

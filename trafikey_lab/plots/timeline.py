@@ -32,7 +32,8 @@ SCRIPTED = ("scripted_claim", "scripted_extend")
 
 
 def process_colour(index: int) -> str:
-    """The Okabe–Ito colour of the index-th process of a history (0 is the first)."""
+    # Okabe and Ito are two people: their names are joined by an en dash, not a hyphen.
+    """The Okabe–Ito colour of the index-th process of a history (0 is the first)."""  # noqa: RUF002
     return OKABE_ITO[PROCESS_COLOURS[index % len(PROCESS_COLOURS)]]
 
 
@@ -47,6 +48,37 @@ PAD = 4
 
 def title(trace: Trace) -> str:
     return f"{trace.history.title} · max_stalled {trace.max_stalled} · {trace.executor}"
+
+
+def _svg_grant(fig: Drawing, step, processes: list[str], at: float, below: float) -> None:
+    """One grant's marker on the lease line, and its stamp written below it: hollow for a
+    grant that wrote no stamp, else in the colour of the process whose stamp it wrote."""
+    stamp = step.row.get(b"lease_epoch")
+    if step.action in SCRIPTED or stamp is None:
+        fig.circle(at, SVG_LEASE_Y, 7, fill="white", stroke="black", stroke_width=1.5,
+                   class_="grant hollow")
+        text = "no stamp" if stamp is None else f"no new stamp ({short(stamp)} stays)"
+    else:
+        owner = processes.index(stamp.decode()) if stamp.decode() in processes else None
+        fill = process_colour(owner) if owner is not None else OKABE_ITO["black"]
+        fig.circle(at, SVG_LEASE_Y, 7, fill=fill, stroke="black", stroke_width=1.5,
+                   class_="grant stamped")
+        text = f"stamp {short(stamp)}"
+    fig.text(at, below, text, "middle", SVG_FONT, class_="grant-label")
+
+
+def _svg_sweep(fig: Drawing, trace: Trace, at: float) -> None:
+    """The sweep's verdict by shape as well as colour: a diamond for exempt, a square for
+    counted, and the reading and outcome beside it."""
+    fill = OKABE_ITO[EXEMPT_COLOUR if trace.exempt else COUNTED_COLOUR]
+    if trace.exempt:
+        fig.polygon([(at, SVG_LEASE_Y - 8), (at + 8, SVG_LEASE_Y), (at, SVG_LEASE_Y + 8),
+                     (at - 8, SVG_LEASE_Y)], fill=fill, stroke="black", class_="sweep exempt")
+    else:
+        fig.rect(at - 7, SVG_LEASE_Y - 7, 14, 14, fill=fill, stroke="black",
+                 class_="sweep counted")
+    fig.text(at + 8, SVG_LEASE_Y - 14, f"sweep: {trace.reading} → {trace.outcome}", "end",
+             SVG_FONT, class_="sweep-label")
 
 
 def timeline_svg(trace: Trace) -> str:
@@ -103,20 +135,8 @@ def timeline_svg(trace: Trace) -> str:
              class_="lease")
     below = SVG_LEASE_Y + 24
     for i, step in enumerate(steps):
-        if step.action not in GRANTS:
-            continue
-        stamp = step.row.get(b"lease_epoch")
-        if step.action in SCRIPTED or stamp is None:
-            fig.circle(x(i), SVG_LEASE_Y, 7, fill="white", stroke="black", stroke_width=1.5,
-                       class_="grant hollow")
-            text = "no stamp" if stamp is None else f"no new stamp ({short(stamp)} stays)"
-        else:
-            owner = processes.index(stamp.decode()) if stamp.decode() in processes else None
-            fill = process_colour(owner) if owner is not None else OKABE_ITO["black"]
-            fig.circle(x(i), SVG_LEASE_Y, 7, fill=fill, stroke="black", stroke_width=1.5,
-                       class_="grant stamped")
-            text = f"stamp {short(stamp)}"
-        fig.text(x(i), below, text, "middle", SVG_FONT, class_="grant-label")
+        if step.action in GRANTS:
+            _svg_grant(fig, step, processes, x(i), below)
 
     at = x(expire)
     fig.line(at - 6, SVG_LEASE_Y - 6, at + 6, SVG_LEASE_Y + 6, stroke="black", stroke_width=2.5,
@@ -125,17 +145,7 @@ def timeline_svg(trace: Trace) -> str:
              class_="deadline")
     fig.text(at, below, "deadline", "middle", SVG_FONT, class_="deadline-label")
 
-    # the verdict by shape as well as colour: a diamond for exempt, a square for counted
-    at = x(n - 1)
-    fill = OKABE_ITO[EXEMPT_COLOUR if trace.exempt else COUNTED_COLOUR]
-    if trace.exempt:
-        fig.polygon([(at, SVG_LEASE_Y - 8), (at + 8, SVG_LEASE_Y), (at, SVG_LEASE_Y + 8),
-                     (at - 8, SVG_LEASE_Y)], fill=fill, stroke="black", class_="sweep exempt")
-    else:
-        fig.rect(at - 7, SVG_LEASE_Y - 7, 14, 14, fill=fill, stroke="black",
-                 class_="sweep counted")
-    fig.text(at + 8, SVG_LEASE_Y - 14, f"sweep: {trace.reading} → {trace.outcome}", "end",
-             SVG_FONT, class_="sweep-label")
+    _svg_sweep(fig, trace, x(n - 1))
 
     axis = SVG_LEASE_Y + 36
     fig.line(SVG_LEFT, axis, SVG_WIDTH - SVG_RIGHT, axis, stroke="black", class_="axis")
