@@ -32,7 +32,7 @@ def streams(notebook) -> str:
 def test_every_live_part_of_07_agrees_with_the_model_on_the_kernels_own_server(notebook):
     text = streams(notebook)
     agreed = [line for line in text.splitlines() if line.startswith("model and live agree")]
-    assert len(agreed) == 6
+    assert len(agreed) == 7  # the race twice, the job run twice three times, the crash, INFO
     assert all(line.endswith(": True") for line in agreed)
     assert "after kill -9, the replay holds 200 of the 200 claims" in text
 
