@@ -449,20 +449,20 @@ def where_the_time_goes(profile):
         f"`perf record --call-graph dwarf` at {PROFILE_HZ:,} Hz on the server during one native",
         f"sweep of {PROFILE_SIZE:,} counted leases ({profile['samples']:,} samples inside the",
         "command). Each sample is charged to the innermost function of `trafikey.c` on its",
-        "stack and the module-API call it was in. The floor makes the calls marked *floor* too,",
+        "stack and the module-API call it was in. The floor makes the calls marked *yes* too,",
         "though it opens each row once, where the verb opens it in its read pass and again in",
         "its write pass. Shares of 1% and more:",
         "",
-        "| where | share | |",
+        "| where | share | the floor makes it too |",
         "|---|---:|---|",
     ]
     shown = {where: share for where, share in profile["shares"].items() if share >= 0.01}
-    lines += [f"| `{where}` | {share:.0%} | {'floor' if where.split(' > ')[1] in FLOOR_CALLS else ''} |"
+    lines += [f"| `{where}` | {share:.0%} | {'yes' if where.split(' > ')[1] in FLOOR_CALLS else 'no'} |"
               for where, share in shown.items()]
     in_floor = sum(share for where, share in profile["shares"].items()
                    if where.split(" > ")[1] in FLOOR_CALLS)
     lines += [
-        f"| everything under 1% | {1 - sum(shown.values()):.0%} | |",
+        f"| everything under 1% | {1 - sum(shown.values()):.0%} | - |",
         "",
         f"The calls the floor makes too take {in_floor:.0%} of the verb's samples here, the verb's",
         "second opening of each row it writes among them. The rest is what the verb adds: the",
