@@ -2,6 +2,7 @@
 with a message that names the case and not its answer, and the right variants it must accept."""
 
 import pytest
+from byte_classes import IN_CLASS
 
 from trafikey_lab import epoch, near_misses, sweep
 from trafikey_lab.course.feedback import WRONG
@@ -221,17 +222,6 @@ def test_the_boundary_cases_cover_both_rules_and_every_answer():
 
 # -- the near misses: each byte class caught, alone ----------------------------------------------
 
-WHITESPACE = " \t\n\r\x0b\x0c"
-IN_CLASS = {
-    "ASCII whitespace": lambda c: c in WHITESPACE,
-    "a NUL or another control byte": lambda c: (c < " " and c not in WHITESPACE) or c == "\x7f",
-    "a byte at or above 0x80": lambda c: not c.isascii() and not c.isdigit(),
-    "an upper-case hex digit": lambda c: c in "ABCDEF",
-    "a letter past f": lambda c: c.isascii() and c.isalpha() and c.lower() > "f",
-    "a digit of another script (UTF-8)": lambda c: not c.isascii() and c.isdigit(),
-}
-"""Each byte class as a test on one character of the stamp decoded with surrogateescape (a
-byte that is not UTF-8 is one character of its own)."""
 
 
 def blind_to(kind):

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from byte_classes import IN_CLASS
 
 from trafikey_lab import near_misses
 from trafikey_lab.course.feedback import RIGHT
@@ -270,17 +271,6 @@ def test_the_feedback_does_not_depend_on_the_values_made_up_so_a_stored_attempt_
                 for seed in range(5)}) == 1
 
 
-WHITESPACE = " \t\n\r\x0b\x0c"
-IN_CLASS = {
-    "ASCII whitespace": lambda c: c in WHITESPACE,
-    "a NUL or another control byte": lambda c: (c < " " and c not in WHITESPACE) or c == "\x7f",
-    "a byte at or above 0x80": lambda c: not c.isascii() and not c.isdigit(),
-    "an upper-case hex digit": lambda c: c in "ABCDEF",
-    "a letter past f": lambda c: c.isascii() and c.isalpha() and c.lower() > "f",
-    "a digit of another script (UTF-8)": lambda c: not c.isascii() and c.isdigit(),
-}
-"""Each byte class as a test on one character of the value decoded with surrogateescape (a
-byte that is not UTF-8 is one character of its own)."""
 
 
 def blind_to(kind):
