@@ -9,7 +9,7 @@ a schedule, so that each says these things in one set of words.
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.histories import History, Step, Trace, compare, play
 from trafikey_lab.model import SweptMember
-from trafikey_lab.sweep import Verdict, count_stall
+from trafikey_lab.sweep import Reading, Verdict, count_stall
 from trafikey_lab.text import plain, reply, short
 
 QUEUE = Queue("{lease}")
@@ -58,20 +58,31 @@ def _counted(trace: Trace) -> Verdict:
     return count_stall(before.get(b"stalled"), trace.max_stalled)
 
 
+def counterfactual(reading: Reading, outcome: str, without: str, counted: int | None,
+                   max_stalled: int) -> str:
+    """What the sweep would have done without the epoch, beside what it did: the one sentence
+    the history player and the explorable lease both show. counted is the stall count a
+    counting sweep would have written (None: the stalled field is not a counter, so it would
+    have refused)."""
+    if reading == Reading.NOT_READ:
+        return "the same: a lease that is not due is not read, with or without the epoch"
+    if reading == Reading.COUNTED:
+        return f"the same, {without}: a counted lease is counted with or without the epoch"
+    if counted is None:
+        return (f"{without} instead of {outcome}: without the epoch this lease would have been "
+                "counted, and its stalled field is not a counter")
+    count = f"stalled {counted - 1} → {counted} against max_stalled {max_stalled}"
+    if without != outcome:
+        return (f"{without} instead of {outcome}: without the epoch this lease would have been "
+                f"counted, {count}")
+    return (f"still {without}: without the epoch this lease would have been counted, {count}, "
+            "one stall of its budget spent on a restart")
+
+
 def counterfactual_note(trace: Trace) -> str:
-    """What the sweep would have done without the epoch, beside what it did (HTML)."""
-    other = without_epoch(trace)
-    if not trace.exempt:
-        return f"the same: a counted lease is counted with or without the epoch (<b>{other}</b>)."
-    # a stalled field that is not a counter counts from 0, as the note has nothing else to say
-    counted = _counted(trace).stalled or 1
-    if other != trace.outcome:
-        return (f"without the epoch this lease would have been counted: stalled {counted} "
-                f"against max_stalled {trace.max_stalled}, so <b>{other}</b> instead of "
-                f"{trace.outcome}.")
-    return (f"without the epoch this lease would have been counted (stalled {counted}): still "
-            f"<b>{other}</b> at max_stalled {trace.max_stalled}, but with one stall of its "
-            f"budget spent on a restart.")
+    """The counterfactual sentence for a played trace."""
+    return counterfactual(trace.reading, trace.outcome, without_epoch(trace),
+                          _counted(trace).stalled, trace.max_stalled)
 
 
 def step_summary(step: Step) -> str:

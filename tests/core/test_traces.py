@@ -4,7 +4,8 @@ schedule has more than one sweep or steps after its sweep."""
 from trafikey_lab.course.limits import STAMP_OUTLIVES_LEASE, STAMP_OUTLIVES_MAX_STALLED
 from trafikey_lab.executors import ModelExecutor
 from trafikey_lab.schedule import Schedule, play
-from trafikey_lab.traces import counterfactual_note, play_on_model, without_epoch
+from trafikey_lab.sweep import Reading
+from trafikey_lab.traces import counterfactual, counterfactual_note, play_on_model, without_epoch
 
 
 def test_the_plan_is_the_read_pass_before_the_sweep_the_trace_reads_its_last():
@@ -26,4 +27,20 @@ def test_the_counterfactual_reads_the_row_before_the_sweep_when_steps_follow_it(
     assert trace.reading == "counted"
     assert trace.outcome == "recovered"
     assert without_epoch(trace) == "recovered"
-    assert "<b>recovered</b>" in counterfactual_note(trace)
+    assert counterfactual_note(trace).startswith("the same, recovered: ")
+
+
+def test_one_counterfactual_sentence_serves_every_reading():
+    # The history player and the explorable lease both show this sentence, so each case is here.
+    assert counterfactual(Reading.NOT_READ, "untouched", "untouched", 1, 1).startswith(
+        "the same: a lease that is not due is not read")
+    assert counterfactual(Reading.COUNTED, "dead", "dead", 1, 1) == (
+        "the same, dead: a counted lease is counted with or without the epoch")
+    assert counterfactual(Reading.EXEMPT, "recovered", "dead", 1, 1) == (
+        "dead instead of recovered: without the epoch this lease would have been counted, "
+        "stalled 0 → 1 against max_stalled 1")
+    assert counterfactual(Reading.EXEMPT, "recovered", "recovered", 2, 3) == (
+        "still recovered: without the epoch this lease would have been counted, stalled 1 → 2 "
+        "against max_stalled 3, one stall of its budget spent on a restart")
+    assert counterfactual(Reading.EXEMPT, "recovered", "refused", None, 2).endswith(
+        "its stalled field is not a counter")

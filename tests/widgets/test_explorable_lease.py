@@ -103,10 +103,10 @@ def test_the_downtime_against_the_rest_of_the_lease(widget):
 
 def test_the_counterfactual_and_the_budget_follow_the_fields(widget):
     widget.preset.value = "restarted"
-    assert "dead: without the epoch" in widget.counterfactual.value
+    assert "dead instead of recovered: without the epoch" in widget.counterfactual.value
     widget.fields["max_stalled"].value = 3
     widget.fields["stalled_before"].value = 1
-    assert "recovered: without the epoch" in widget.counterfactual.value
+    assert "still recovered: without the epoch" in widget.counterfactual.value
     assert "stalled 1 → 2 against max_stalled 3" in widget.counterfactual.value
     widget.restarts.value = False
     assert "counted → recovered" in shown(widget)[1]

@@ -20,7 +20,7 @@ from trafikey_lab.histories import Trace
 from trafikey_lab.plots.schedule_timeline import schedule_svg
 from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table
-from trafikey_lab.traces import AGREE, QUEUE, comparison_rows, describe_write
+from trafikey_lab.traces import AGREE, QUEUE, comparison_rows, counterfactual, describe_write
 from trafikey_lab.widgets.base import LABELS, Widget, status_line, wrapping
 from trafikey_lab.widgets.live_run import LiveRun
 
@@ -152,15 +152,10 @@ class ExplorableLease(Widget):
         self.sentence.value = f"<p><b>{html.escape(_capital(S.sentence(schedule, d)))}.</b></p>"
         self.reading_outcome.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
                               f"<b>The sweep's writes:</b> {self._writes(schedule)}")
-        if not d.due:
-            other = "the same: a lease that is not due is not read, with or without the epoch"
-        elif d.reading == "counted":
-            other = f"the same, {d.without_epoch}: a counted lease is counted either way"
-        else:
-            other = (f"{d.without_epoch}: without the epoch this lease would have been counted "
-                     f"(stalled {schedule.stalled_before} → {schedule.stalled_before + 1} "
-                     f"against max_stalled {schedule.max_stalled})")
-        self.counterfactual.value = f"<b>counterfactual, no epoch:</b> {html.escape(other)}"
+        other = counterfactual(d.reading, d.outcome, d.without_epoch, schedule.stalled_before + 1,
+                               schedule.max_stalled)
+        self.counterfactual.value = ("<b>counterfactual, without the epoch:</b> "
+                                     f"{html.escape(other)}")
         self.live_trace = self.plan = None
         self.status.value = "not run live yet at this timing"
         self.replay.value = self.comparison.value = ""

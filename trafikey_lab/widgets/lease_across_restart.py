@@ -101,8 +101,8 @@ class LeaseAcrossRestart(Widget):
             + _list(describe_write(w) for w in member.writes)
         )
         self.why.value = f"<b>why:</b> {html.escape(trace.history.why)}"
-        self.counterfactual.value = (f"<b>counterfactual, exempt always false:</b> "
-                                     f"{counterfactual_note(trace)}")
+        self.counterfactual.value = ("<b>counterfactual, without the epoch:</b> "
+                                     f"{html.escape(counterfactual_note(trace))}")
         self.live_trace = None
         self._show_progress(0, len(trace.steps))
         self.status.value = "not run live yet for this choice"
