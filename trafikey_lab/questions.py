@@ -106,7 +106,7 @@ ONE_VALUE_PER_PROCESS = Question(
                "the lease.",
                misconception="a missing stamp counts as this process's",
                why="A missing field is exempt: trafikey_exempt returns 1 when there is no "
-                   "field. A row that no native verb ever stamped is never charged."),
+                   "field. A row with no stamp is never charged."),
     ],
 )
 """Notebook 01's diagnostic question: which stored stamps the sweep counts."""
@@ -120,8 +120,8 @@ THREE_WRITERS = Question(
         Option("It sends job-4 back to pending uncounted: a lease a script granted carries "
                "no stamp.", misconception="claim2 removes the stamp",
                why="claim2's one write to the row is HSET state active attempts <n>; "
-                   "lease_epoch stays as the native claim wrote it. Only a row that no "
-                   "native verb ever stamped is never charged."),
+                   "lease_epoch stays as the native claim wrote it. Only a row with no "
+                   "stamp, or another process's, is never charged."),
         Option("It dead-letters job-4 with stalled 2: the row still carries the stamp the "
                "native claim wrote, this process's.", right=True,
                why="claim2 writes only state and attempts, and neither it nor the sweep "
@@ -231,14 +231,14 @@ ONE_LEASE_ACROSS_A_RESTART = Question(
         Option(
             "The job stays in active: exempt means its lease has not run out yet.",
             misconception="exempt means not expired",
-            why="The sweep reads only leases whose deadline has passed. Exempt is how it "
-                "reads such an expired lease when the stamp is not its own process's: "
+            why="The sweep reads only leases whose deadline is at or before its now. Exempt "
+                "is how it reads such an expired lease when the stamp is not its own process's: "
                 "the job leaves active for pending.",
         ),
         Option(
             "Had the server handed over to a replica and been promoted back instead of "
             "restarting, the job would also go back uncounted.",
-            misconception="a failover changes run_id",
+            misconception="a failback gives the server a new run_id",
             why="A run_id names one process and changes only when a process starts. A "
                 "primary promoted back without restarting keeps its run_id, so the stamp "
                 "its claim wrote is its own again: counted, stalled 2, dead. The failback "

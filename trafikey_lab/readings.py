@@ -124,9 +124,9 @@ def _sweep(value: bytes | None, current: bytes) -> tuple[str, str]:
                 "one on this row (every native claim and extension writes one, the scripts "
                 "none)" + back, "no stamp")
     if epoch.valid_run_id(value):
-        return ("exempt: a well-formed run_id, but another server process's (this server "
-                "before a restart, or another server), so the sweep puts the expiry down to "
-                "that process, not to the worker" + back, "another process's stamp")
+        return ("exempt: a well-formed run_id, but not this process's (this server before "
+                "a restart, another server, or bytes some tool wrote), so the sweep does not "
+                "count the stall" + back, "another process's stamp")
     if value.lower() == current:
         differs = "only in case, and the comparison is byte for byte"
         short = "other bytes: capitals"

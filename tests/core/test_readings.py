@@ -86,7 +86,7 @@ def test_the_table_prints_as_aligned_columns_under_its_header():
 
 @pytest.mark.parametrize(("value", "why"), [
     (None, "there is no stamp, so it is not this process's"),
-    (epoch.ZERO, "a well-formed run_id, but another server process's"),
+    (epoch.ZERO, "a well-formed run_id, but not this process's"),
     (epoch.NOW.upper(), "these bytes differ from this process's run_id only in case"),
     (b"", "these bytes differ from this process's run_id (0 bytes against 40)"),
     (b"written by hand", "these bytes differ from this process's run_id (15 bytes against 40)"),
@@ -105,7 +105,8 @@ def test_an_exempt_value_that_no_restart_explains_does_not_blame_a_restart(value
 
 
 def test_a_foreign_run_id_names_a_restart_only_as_one_way_to_get_one():
-    assert "this server before a restart, or another server" in read_value(epoch.ZERO).sweep
+    assert "this server before a restart, another server, or bytes some tool wrote" in (
+        read_value(epoch.ZERO).sweep)
 
 
 def test_only_this_processs_stamp_is_counted_and_says_so():

@@ -133,7 +133,8 @@ def test_model_against_live_agrees_at_every_step_on_the_server(live, lab):
 # -- the diagnostic question --------------------------------------------------------------------
 
 MISCONCEPTIONS = {"a restart resets stalled", "exempt means not expired",
-                  "a failover changes run_id", "extend2 moves the lease to the new process"}
+                  "a failback gives the server a new run_id",
+                  "extend2 moves the lease to the new process"}
 
 
 def test_the_question_has_one_right_option_and_names_each_misconception():
@@ -180,7 +181,8 @@ def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option
     assert trace.outcome == "dead"
     assert trace.steps[-1].row[b"stalled"] == b"2"
     right = next(o for o in QUESTION.options if o.right)
-    failover = next(o for o in QUESTION.options if o.misconception == "a failover changes run_id")
+    failover = next(o for o in QUESTION.options
+                    if o.misconception == "a failback gives the server a new run_id")
     assert "counted, stalled 2, dead" in failover.why
     assert "stalled keeps its 1" in right.why
 

@@ -20,7 +20,7 @@ def live(lab):
 
 def test_the_race_harms_a_healthy_workers_lease_that_ran_out_only_across_the_restart(live):
     race = why_natively.RunIdRace(live, QUEUE, max_stalled=1)
-    assert race.grant().endswith("its worker is healthy and extends the lease before it runs out")
+    assert race.grant().endswith("its worker is healthy and extends it in the restart step")
     assert race.read_run_id().endswith("process A")
     # The lease is live when the server goes away: it is not a stall under process A.
     assert live.client.zscore(QUEUE.active, "job-1") > live.now_ms()

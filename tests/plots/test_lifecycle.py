@@ -66,7 +66,7 @@ def test_a_stall_and_a_restart_both_lead_back_to_pending_but_only_the_stall_coun
         start, end = drawn.arrows[key].xyann, drawn.arrows[key].xy
         assert start[0] > end[0]
         assert abs(end[0] - pending_x) < 1.3
-    assert "counted (stalled + 1)" in drawn.labels["stall"].get_text()
+    assert "counted, stalled + 1 still below max_stalled" in drawn.labels["stall"].get_text()
     assert "exempt, back uncounted, stalled untouched" in drawn.labels["restart"].get_text()
 
 

@@ -66,7 +66,7 @@ def test_the_offending_byte_is_marked_in_the_value(checker):
     ("lease_epoch missing", "a missing field is exempt as well: exempt(None, NOW)",
      "there is no stamp, so it is not this process's"),
     ("lease_epoch forty 0s", "another process: exempt",
-     "a well-formed run_id, but another server process's"),
+     "a well-formed run_id, but not this process's"),
     ("lease_epoch empty", "an empty field is not this process",
      "these bytes differ from this process's run_id (0 bytes against 40)"),
 ])

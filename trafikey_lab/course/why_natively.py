@@ -73,9 +73,9 @@ def outlast_restart(live: LiveExecutor, queue: Queue, attempt: int) -> int:
     sweep wins). Returns the lease's deadline. Refuses if the extension did not take, since the
     lease would then not be the one this step means to show."""
     if live.extend(queue, JOB, attempt, HEALTHY_LEASE_MS) != 1:
-        raise LabError(f"the worker's extension of {JOB.decode()} did not take: its lease had "
-                       "run out before the restart. Run the steps again from the grant, one "
-                       "after the other without a pause.")
+        raise LabError(f"the worker's extension of {JOB.decode()} did not take: the job is no "
+                       "longer active under this attempt (a sweep or another claim took it "
+                       "since the grant). Run the steps again from the grant.")
     deadline = live.deadline(queue, JOB)
     if deadline is None:
         raise LabError(f"{JOB.decode()} holds no lease in active after its extension: run the "
@@ -112,7 +112,7 @@ class RunIdRace:
         self._name(self.live.run_id)
         self.attempt = int(grant_healthy_lease(self.live, self.queue)[1])
         return (f"{JOB.decode()} claimed by {self.stamp()} with a {HEALTHY_LEASE_MS} ms lease; "
-                "its worker is healthy and extends the lease before it runs out")
+                "its worker is healthy and extends it in the restart step")
 
     def grant_stalled(self) -> str:
         self.processes = {}

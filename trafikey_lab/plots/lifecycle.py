@@ -54,7 +54,8 @@ TRANSITIONS = (
                "EMQ.EXTEND / EMQ.EXTENDS:\nnew deadline, stamp written again",
                WRITER, "-", 1.8, (5.5, 5.45)),
     Transition("stall", "active", "pending",
-               "lease ran out, stamped by the sweeping\nprocess: a stall, counted (stalled + 1)",
+               "lease ran out, stamped by the sweeping process:\n"
+               "counted, stalled + 1 still below max_stalled",
                COUNTED, "-", -0.5, (3.5, 1.55)),
     Transition("restart", "active", "pending",
                "lease ran out with a stamp not the sweeping process's (a restart, a promoted "
