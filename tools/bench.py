@@ -41,22 +41,23 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import redis  # noqa: E402
+import matplotlib.pyplot as plt
+import redis
 
-from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories  # noqa: E402
-from trafikey_lab.live import scripted  # noqa: E402
-from trafikey_lab.plots.palette import colour  # noqa: E402
+from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories
+from trafikey_lab.live import scripted
+from trafikey_lab.plots.palette import colour
 
 QUEUE = Queue("{bench}")
 REPEATS = 3
-GOAL_SIZES = (10_000, 100_000)
-CURVE_SIZES = (1_000, 10_000, 100_000)
+# Tuples of any length: --quick replaces them with shorter ones.
+GOAL_SIZES: tuple[int, ...] = (10_000, 100_000)
+CURVE_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000)
 CLAIM_PENDING = 100_000
 CLAIMS = 2_000
 PING_LEASES = 100_000
 PING_LIMITS = (100, 500, 1_000, 10_000)
-REMOVAL_SIZES = (1_000, 10_000, 100_000)
+REMOVAL_SIZES: tuple[int, ...] = (1_000, 10_000, 100_000)
 FLOOR_CHECK_SIZE = 400
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,11 +80,12 @@ def build_floor():
                     str(FLOOR_SOURCE)], check=True)
 
 
-def on_fresh_server(measure, **server_options):
-    """measure(server) on a server started for it alone, then stopped. Every such server loads
-    the floor beside the course's module, whichever way it is measured."""
-    with OwnedServer(extra_args=("--loadmodule", str(FLOOR_LIBRARY)), **server_options) as server:
-        return measure(server)
+def on_fresh_server(measure, *args):
+    """measure(server, *args) on a server started for it alone, then stopped. Every such server
+    loads the floor beside the course's module, whichever way it is measured. The arguments are
+    passed, not closed over, so that a loop's measurements each get the values of their turn."""
+    with OwnedServer(extra_args=("--loadmodule", str(FLOOR_LIBRARY))) as server:
+        return measure(server, *args)
 
 
 def floor_writes(client, n, mix):
@@ -101,10 +103,10 @@ def sweep_costs(ways, n, mix):
     """For each way: the best-of-REPEATS server µs per member, and the wall-clock µs per member
     of that run. The ways take turns, so a busy moment on the machine slows one run of each
     rather than every run of one."""
-    runs = {way: [] for way in ways}
+    runs: dict[str, list[scripted.Timed]] = {way: [] for way in ways}
     for _ in range(REPEATS):
         for way in ways:
-            runs[way].append(on_fresh_server(lambda server: time_way(server, way, n, mix)))
+            runs[way].append(on_fresh_server(time_way, way, n, mix))
     best = {way: min(timed, key=lambda t: t.server_usec) for way, timed in runs.items()}
     return {way: (run.server_usec / n, run.wall_usec / n) for way, run in best.items()}
 
@@ -114,7 +116,7 @@ def dataset(client):
     and the server's own run_id as marks, so that two runs on two servers a few milliseconds
     apart compare equal."""
     run_id = scripted.current_run_id(client)
-    dump = {}
+    dump: dict[bytes, object] = {}
     for key in client.scan_iter(count=5000):
         if client.type(key) == b"zset":
             pairs = client.zrange(key, 0, -1, withscores=True)
@@ -124,18 +126,20 @@ def dataset(client):
     return dump
 
 
+def dataset_after(server, mix, write, *args):
+    """The dataset FLOOR_CHECK_SIZE expired leases of the mix leave after write(client, *args)."""
+    scripted.lay_out_expired(server.client, QUEUE, FLOOR_CHECK_SIZE, mix)
+    write(server.client, *args)
+    return dataset(server.client)
+
+
 def check_floor():
     """The floor times the verb's writes only if it makes them: on each mix, it must leave the
     dataset as the verb leaves it."""
     for mix, spec in scripted.MIXES.items():
-        def after(server, write):
-            scripted.lay_out_expired(server.client, QUEUE, FLOOR_CHECK_SIZE, mix)
-            write(server.client)
-            return dataset(server.client)
-        verb = on_fresh_server(lambda server: after(server, lambda client: scripted.native_sweep(
-            client, QUEUE, spec.max_stalled, FLOOR_CHECK_SIZE)))
-        floor = on_fresh_server(lambda server: after(
-            server, lambda client: floor_writes(client, FLOOR_CHECK_SIZE, mix)))
+        verb = on_fresh_server(dataset_after, mix, scripted.native_sweep, QUEUE, spec.max_stalled,
+                               FLOOR_CHECK_SIZE)
+        floor = on_fresh_server(dataset_after, mix, floor_writes, FLOOR_CHECK_SIZE, mix)
         if floor != verb:
             differ = sorted(key for key in verb.keys() | floor.keys() if verb.get(key) != floor.get(key))
             raise SystemExit(f"the floor does not make the verb's writes on the {mix} mix: "
@@ -144,20 +148,24 @@ def check_floor():
                              "EMQ.STALLED.CHECK's writes before timing it.")
 
 
+def removal_cost(server, n, how):
+    """µs per member of FLOOR.REMOVE's removal of the first n of n expired members, `how`
+    (EACH or RANGE)."""
+    scripted.lay_out_expired(server.client, QUEUE, n, "counted")
+    removed, usec = server.client.execute_command("FLOOR.REMOVE", QUEUE.active, n, how)
+    assert removed == n, f"FLOOR.REMOVE {how} removed {removed} of {n}"
+    return usec / n
+
+
 def removal_costs():
     """µs per member of removing the first n members of active: ZsetRem per member against one
     ZREMRANGEBYRANK through Call; each the removal alone, best of REPEATS."""
     costs = {}
     for n in REMOVAL_SIZES:
-        best = {}
+        best: dict[str, float] = {}
         for _ in range(REPEATS):
             for how in ("EACH", "RANGE"):
-                def remove(server):
-                    scripted.lay_out_expired(server.client, QUEUE, n, "counted")
-                    removed, usec = server.client.execute_command("FLOOR.REMOVE", QUEUE.active, n, how)
-                    assert removed == n, f"FLOOR.REMOVE {how} removed {removed} of {n}"
-                    return usec / n
-                best[how] = min(best.get(how, float("inf")), on_fresh_server(remove))
+                best[how] = min(best.get(how, float("inf")), on_fresh_server(removal_cost, n, how))
         costs[n] = best
     return costs
 
@@ -217,7 +225,7 @@ FRAME = re.compile(r"\s*[0-9a-f]+ (.*?)(?:\+0x[0-9a-f]+)? \((.*)\)$")
 def charge_samples(script):
     """{"function > call": share} over the samples taken inside the command's dispatcher (the
     verb and the freeing of its objects after it), and the sample count."""
-    charged = collections.Counter()
+    charged: collections.Counter[str] = collections.Counter()
     total = 0
     for sample in script.split("\n\n"):
         frames = [m.group(1) for line in sample.strip().splitlines()[1:] if (m := FRAME.match(line))]
@@ -252,10 +260,10 @@ def claim_once(server, way):
 
 
 def claim_costs():
-    runs = {way: [] for way in ("native", "lua")}
+    runs: dict[str, list[float]] = {way: [] for way in ("native", "lua")}
     for _ in range(REPEATS):
         for way in runs:
-            runs[way].append(on_fresh_server(lambda server: claim_once(server, way)))
+            runs[way].append(on_fresh_server(claim_once, way))
     return {way: min(costs) for way, costs in runs.items()}
 
 
@@ -444,7 +452,7 @@ def explorable_updates():
 def where_the_time_goes(profile):
     lines = ["## Where the verb's time goes", ""]
     if isinstance(profile, str):
-        return lines + [profile]
+        return [*lines, profile]
     lines += [
         f"`perf record --call-graph dwarf` at {PROFILE_HZ:,} Hz on the server during one native",
         f"sweep of {PROFILE_SIZE:,} counted leases ({profile['samples']:,} samples inside the",
@@ -670,7 +678,7 @@ def main(argv=None):
             goals[mix, n] = sweep_costs(("native", "lua", "lua reading INFO", "floor"), n, mix)
             print(f"sweep {mix} {n}: " + ", ".join(
                 f"{way} {cost[0]:.2f} µs" for way, cost in goals[mix, n].items()), flush=True)
-    curve = {way: {} for way in ("native", "lua", "pipelined", "floor")}
+    curve: dict[str, dict[int, float]] = {way: {} for way in ("native", "lua", "pipelined", "floor")}
     for n in CURVE_SIZES:
         known = goals.get(("counted", n), {})
         measured = sweep_costs([way for way in curve if way not in known], n, "counted")
@@ -683,8 +691,7 @@ def main(argv=None):
     print(f"profile: {profile}", flush=True)
     claims = claim_costs()
     print(f"claim: {claims}", flush=True)
-    pings = {lim: on_fresh_server(lambda server: ping_during_sweep(server, lim))
-             for lim in PING_LIMITS}
+    pings = {lim: on_fresh_server(ping_during_sweep, lim) for lim in PING_LIMITS}
     print(f"ping: {pings}", flush=True)
     machine = {"cores": os.cpu_count(), "versions": on_fresh_server(lambda s: versions(s.client)),
                "load_before": load_before, "note": args.note}

@@ -14,11 +14,11 @@ import getpass
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from trafikey_lab import epoch
 from trafikey_lab.errors import BadNamespace, ReplyError
-from trafikey_lab.model import ModelServer, Store
+from trafikey_lab.model import Arg, Dataset, ModelServer, Reply, Store, Swept, SweptMember
 
 SCRIPTS = ("add", "claim2", "extend2")
 
@@ -56,6 +56,10 @@ def _user() -> str:
             f"under their OS user's name, but this process has none: set {NAMESPACE_ENV} to "
             "a name of your own (letters, digits, '-', '_' or '.')"
         ) from None
+
+
+Job: TypeAlias = bytes | str | int
+"""A job's id as a caller gives it: its bytes are the id."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ class Queue:
     def prefix(self) -> bytes:
         return self.key("job:")
 
-    def row_key(self, job: bytes | str) -> bytes:
+    def row_key(self, job: Job) -> bytes:
         return self.prefix + _b(job)
 
     @property
@@ -106,7 +110,7 @@ class Queue:
         return (self.pending, self.active, self.dead)
 
 
-def _b(value) -> bytes:
+def _b(value: Arg) -> bytes:
     if isinstance(value, bytes):
         return value
     return str(value).encode()
@@ -127,15 +131,18 @@ class Executor:
 
     # -- primitives each executor provides ---------------------------------------------------
 
-    def call(self, *args: Any) -> Any:
-        """One command; its reply in the form redis-py's client gives it."""
+    def call(self, *args: Arg) -> Any:
+        """One command; its reply in the form redis-py's client gives it. Any command runs
+        on a server (INFO, SAVE, CONFIG...), each with a form of its own, so the reply is
+        Any here; the verbs below say the forms of theirs."""
         raise NotImplementedError
 
     def answers(self, command: str) -> bool:
         """Whether `call` runs this command: a server runs every one."""
         return True
 
-    def run_script(self, name: str, keys: list[bytes], args: list[bytes]):
+    def run_script(self, name: str, keys: list[bytes], args: list[bytes]) -> Any:
+        """One of SCRIPTS; its reply as `call` gives a command's."""
         raise NotImplementedError
 
     def restart(self) -> str:
@@ -159,7 +166,7 @@ class Executor:
         dead, and <verb>_refusals for each verb. Per process: a restart starts them at zero."""
         raise NotImplementedError
 
-    def dataset(self, queue: Queue | None = None) -> dict:
+    def dataset(self, queue: Queue | None = None) -> Dataset:
         """The keyspace, key by key: {key: (type, value)}; with a queue, only its keys (its
         sorted sets and every key under its prefix, found by SCAN MATCH on the prefix). Without
         one, on a live server it reads every key there is (SCAN, then TYPE and a read per
@@ -169,56 +176,63 @@ class Executor:
 
     # -- the verbs ---------------------------------------------------------------------------
 
-    def add(self, queue: Queue, job, payload=b""):
-        return self.run_script("add", [queue.pending, queue.prefix], [_b(job), _b(payload)])
+    def add(self, queue: Queue, job: Job, payload: bytes | str = b"") -> int:
+        return cast(int, self.run_script("add", [queue.pending, queue.prefix],
+                                         [_b(job), _b(payload)]))
 
-    def claim(self, queue: Queue, lease_ms: int):
+    # A claim replies Claimed or None, but its reply stays Any: the course's callers index the
+    # claims they know were made (a job was added just before), and would each need a check
+    # of None first.
+    def claim(self, queue: Queue, lease_ms: int) -> Any:
         return self.call("EMQ.CLAIM", queue.pending, queue.active, queue.prefix, lease_ms)
 
-    def extend(self, queue: Queue, job, attempt: int, lease_ms: int):
-        return self.call("EMQ.EXTEND", queue.active, queue.row_key(job), _b(job), attempt, lease_ms)
+    def extend(self, queue: Queue, job: Job, attempt: int, lease_ms: int) -> int:
+        return cast(int, self.call("EMQ.EXTEND", queue.active, queue.row_key(job), _b(job),
+                                   attempt, lease_ms))
 
-    def extends(self, queue: Queue, lease_ms: int, leases: list[tuple]):
-        """leases: (job, attempt) pairs."""
+    def extends(self, queue: Queue, lease_ms: int,
+                leases: list[tuple[Job, int]]) -> list[bytes]:
+        """leases: (job, attempt) pairs. Replies the jobs extended."""
         triples = [part for job, attempt in leases
                    for part in (_b(job), queue.row_key(job), attempt)]
-        return self.call("EMQ.EXTENDS", queue.active, lease_ms, *triples)
+        return cast(list[bytes], self.call("EMQ.EXTENDS", queue.active, lease_ms, *triples))
 
-    def sweep(self, queue: Queue, max_stalled: int, limit: int | None = None):
-        option = () if limit is None else ("LIMIT", limit)
-        return self.call(
+    def sweep(self, queue: Queue, max_stalled: int, limit: int | None = None) -> Swept:
+        option: tuple[Arg, ...] = () if limit is None else ("LIMIT", limit)
+        return cast(Swept, self.call(
             "EMQ.STALLED.CHECK", queue.active, queue.pending, queue.dead, queue.prefix,
             max_stalled, *option,
-        )
+        ))
 
-    def scripted_claim(self, queue: Queue, lease_ms: int):
+    def scripted_claim(self, queue: Queue, lease_ms: int) -> Any:
+        """claim's reply (Claimed or None, Any as claim's is) by the script claim2."""
         return self.run_script(
             "claim2", [queue.pending, queue.active, queue.prefix], [_b(lease_ms)]
         )
 
-    def scripted_extend(self, queue: Queue, job, attempt: int, lease_ms: int):
-        return self.run_script(
+    def scripted_extend(self, queue: Queue, job: Job, attempt: int, lease_ms: int) -> int:
+        return cast(int, self.run_script(
             "extend2", [queue.active, queue.row_key(job)], [_b(job), _b(attempt), _b(lease_ms)]
-        )
+        ))
 
     # -- the reads: each goes to the keys it is about ----------------------------------------
 
-    def row(self, queue: Queue, job) -> dict[bytes, bytes]:
+    def row(self, queue: Queue, job: Job) -> dict[bytes, bytes]:
         """The job's row (one HGETALL); {} when there is none or the key is not a hash."""
         try:
-            return self.call("HGETALL", queue.row_key(job))
+            return cast(dict[bytes, bytes], self.call("HGETALL", queue.row_key(job)))
         except ReplyError as refusal:
             if refusal.code == "WRONGTYPE":
                 return {}
             raise
 
-    def stamped_by(self, queue: Queue, job, run_id: bytes | str) -> bool:
+    def stamped_by(self, queue: Queue, job: Job, run_id: bytes | str) -> bool:
         """Whether the job's lease carries the stamp of the process with this run_id: its row's
         lease_epoch holds exactly those bytes. The comparison is the sweep's own, so under that
         process the lease would be counted; a row with no stamp is stamped by no process."""
         return not epoch.exempt(self.row(queue, job).get(b"lease_epoch"), _b(run_id))
 
-    def deadline(self, queue: Queue, job) -> int | None:
+    def deadline(self, queue: Queue, job: Job) -> int | None:
         """The job's deadline in active (one ZSCORE), None when it holds no lease there."""
         try:
             score = self.call("ZSCORE", queue.active, _b(job))
@@ -248,10 +262,10 @@ class ModelExecutor(Executor):
     name = "model"
     where = "on the model"
 
-    def __init__(self, server: ModelServer | None = None):
+    def __init__(self, server: ModelServer | None = None) -> None:
         self.server = server or ModelServer()
 
-    def call(self, *args: Any) -> Any:
+    def call(self, *args: Arg) -> Reply:
         return self.server.execute(*args)
 
     def answers(self, command: str) -> bool:
@@ -259,7 +273,7 @@ class ModelExecutor(Executor):
         with and a few reads (HGET, HGETALL, ZSCORE, TYPE, EXISTS, SCAN), not every command."""
         return command.upper() in ModelServer.COMMANDS or command.upper() in Store.COMMANDS
 
-    def run_script(self, name, keys, args):
+    def run_script(self, name: str, keys: list[bytes], args: list[bytes]) -> Reply:
         return self.server.script(name, list(keys), list(args))
 
     def restart(self) -> str:
@@ -272,7 +286,7 @@ class ModelExecutor(Executor):
     def now_ms(self) -> int:
         return self.server.now_ms
 
-    def plan_sweep(self, queue: Queue, max_stalled: int, limit: int = 1000):
+    def plan_sweep(self, queue: Queue, max_stalled: int, limit: int = 1000) -> list[SweptMember]:
         """The sweep's read pass over the queue, without running it (nothing is written)."""
         return self.server.plan_sweep(queue.active, queue.pending, queue.dead, queue.prefix,
                                       max_stalled, limit)
@@ -286,7 +300,7 @@ class ModelExecutor(Executor):
     def wait_until(self, ms: int) -> None:
         self.server.now_ms = max(self.server.now_ms, ms + 1)
 
-    def dataset(self, queue: Queue | None = None) -> dict:
+    def dataset(self, queue: Queue | None = None) -> Dataset:
         data = self.server.dump()
         if queue is None:
             return data

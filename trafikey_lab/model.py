@@ -13,9 +13,9 @@ deadline_in_range, plan_sweep, decide_row, sweep_writes, reply_sweep.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar, cast
+from typing import Any, ClassVar, TypeAlias, cast
 
 from trafikey_lab import epoch, sweep
 from trafikey_lab.errors import ReplyError
@@ -67,7 +67,7 @@ def new_counters() -> dict[str, int]:
     return dict.fromkeys(names, 0)
 
 
-def run_ids():
+def run_ids() -> Iterator[bytes]:
     yield epoch.NOW
     yield epoch.ZERO
     n = 1
@@ -78,7 +78,7 @@ def run_ids():
 
 # -- the store: keys, their types, and the server's own commands --------------------------------
 
-def _type_of(value) -> str:
+def _type_of(value: "Value | None") -> str:
     if value is None:
         return "none"
     if isinstance(value, dict):
@@ -98,8 +98,28 @@ class ZSet:
         return sorted(self.scores.items(), key=lambda item: (item[1], item[0]))
 
 
-Value = dict[bytes, bytes] | ZSet | bytes
+Value: TypeAlias = dict[bytes, bytes] | ZSet | bytes
 """What a key holds: a hash, a sorted set or a string, told apart as _type_of does."""
+
+Arg: TypeAlias = bytes | str | int | float
+"""A command's argument as a caller gives it; the server reads each as its bytes."""
+
+Claimed: TypeAlias = list[bytes | int]
+"""EMQ.CLAIM's reply: [id, attempts, deadline_ms]."""
+
+Swept: TypeAlias = list[list[bytes]]
+"""EMQ.STALLED.CHECK's reply: [recovered_ids, dead_ids]."""
+
+Reply: TypeAlias = (int | float | bytes | Claimed | list[bytes] | Swept | dict[bytes, bytes]
+                    | tuple[int, list[bytes]] | None)
+"""A reply, in the form redis-py's client gives it: a count, a score, a string, a claim, the
+ids EXTENDS extended, a sweep's two lists, a row (HGETALL), a SCAN page, or nil."""
+
+Dataset: TypeAlias = dict[bytes, tuple[str, Any]]
+"""A keyspace key by key, {key: (type, value)}: a hash's fields (dict[bytes, bytes]), a sorted
+set's (member, score) pairs in order (list[tuple[bytes, float]]), a string's bytes. The value
+is Any: its form follows the type word beside it, and a reader unpacks (type, value) and
+branches on the word, which would not narrow a union of the forms."""
 
 
 class Store:
@@ -146,9 +166,9 @@ class Store:
             if not zset.scores:
                 del self.data[key]
 
-    def dump(self) -> dict:
+    def dump(self) -> Dataset:
         """The whole dataset in the form LiveExecutor.dataset() gives a real one."""
-        out: dict[bytes, tuple[str, object]] = {}
+        out: Dataset = {}
         for key, value in self.data.items():
             if isinstance(value, dict):
                 out[key] = ("hash", dict(value))
@@ -158,7 +178,7 @@ class Store:
                 out[key] = ("string", value)
         return out
 
-    def hset_command(self, verb, args):
+    def hset_command(self, verb: str, args: list[bytes]) -> int:
         if len(args) < 3 or len(args) % 2 == 0:
             raise ReplyError(arity_error(verb))
         row = self.hash_or_new(args[0])
@@ -166,7 +186,7 @@ class Store:
         row.update(zip(args[1::2], args[2::2], strict=False))
         return added
 
-    def zadd_command(self, verb, args):
+    def zadd_command(self, verb: str, args: list[bytes]) -> int:
         if len(args) < 3 or len(args) % 2 == 0:
             raise ReplyError(arity_error(verb))
         zset = self.zset_or_new(args[0])
@@ -176,18 +196,18 @@ class Store:
             zset.scores[member] = float(score)
         return added
 
-    def set_command(self, verb, args):
+    def set_command(self, verb: str, args: list[bytes]) -> bytes:
         if len(args) != 2:
             raise ReplyError(arity_error(verb))
         self.data[args[0]] = args[1]
         return b"OK"
 
-    def del_command(self, verb, args):
+    def del_command(self, verb: str, args: list[bytes]) -> int:
         if not args:
             raise ReplyError(arity_error(verb))
         return sum(self.data.pop(key, None) is not None for key in args)
 
-    def zrem_command(self, verb, args):
+    def zrem_command(self, verb: str, args: list[bytes]) -> int:
         if len(args) < 2:
             raise ReplyError(arity_error(verb))
         self.check_zsets(args[0])
@@ -206,34 +226,34 @@ class Store:
         row = self.data.get(key)
         return row if isinstance(row, dict) else {}
 
-    def hgetall_command(self, verb, args):
+    def hgetall_command(self, verb: str, args: list[bytes]) -> dict[bytes, bytes]:
         if len(args) != 1:
             raise ReplyError(arity_error(verb))
         return dict(self.hash_at(args[0]))
 
-    def hget_command(self, verb, args):
+    def hget_command(self, verb: str, args: list[bytes]) -> bytes | None:
         if len(args) != 2:
             raise ReplyError(arity_error(verb))
         return self.hash_at(args[0]).get(args[1])
 
-    def zscore_command(self, verb, args):
+    def zscore_command(self, verb: str, args: list[bytes]) -> float | None:
         if len(args) != 2:
             raise ReplyError(arity_error(verb))
         self.check_zsets(args[0])
         zset = self.data.get(args[0])
         return zset.scores.get(args[1]) if isinstance(zset, ZSet) else None
 
-    def type_command(self, verb, args):
+    def type_command(self, verb: str, args: list[bytes]) -> bytes:
         if len(args) != 1:
             raise ReplyError(arity_error(verb))
         return self.type(args[0]).encode()
 
-    def exists_command(self, verb, args):
+    def exists_command(self, verb: str, args: list[bytes]) -> int:
         if not args:
             raise ReplyError(arity_error(verb))
         return sum(key in self.data for key in args)
 
-    def scan_command(self, verb, args):
+    def scan_command(self, verb: str, args: list[bytes]) -> tuple[int, list[bytes]]:
         """SCAN <cursor> [MATCH <pattern>] [COUNT <n>]: every match in one reply, cursor 0."""
         if not args or len(args) % 2 == 0:
             raise ReplyError(arity_error(verb))
@@ -243,7 +263,7 @@ class Store:
         pattern = glob_pattern(options.get(b"MATCH", b"*"))
         return 0, sorted(key for key in self.data if pattern.fullmatch(key))
 
-    COMMANDS: ClassVar[dict[str, Callable[..., object]]] = {
+    COMMANDS: ClassVar[dict[str, Callable[["Store", str, list[bytes]], Reply]]] = {
         "HSET": hset_command,
         "ZADD": zadd_command,
         "SET": set_command,
@@ -261,7 +281,8 @@ class Store:
 def glob_pattern(glob: bytes) -> "re.Pattern[bytes]":
     """A SCAN MATCH pattern as Valkey's stringmatch reads it: `*` any run, `?` one byte,
     `[...]` a class (`^` negates, `a-z` a range), `\\` makes the next byte literal."""
-    out, i = [], 0
+    out: list[bytes] = []
+    i = 0
     while i < len(glob):
         byte = glob[i:i + 1]
         if byte == b"\\" and i + 1 < len(glob):
@@ -312,15 +333,17 @@ def counter_field(value: bytes | None) -> int:
     return number
 
 
-def decide_row(run_id: bytes, max_stalled: int, row,
-               step_machine=None) -> tuple[sweep.Verdict, list[sweep.Need]]:
+def decide_row(run_id: bytes, max_stalled: int, row: Value | None,
+               step_machine: sweep.StepMachine | None = None,
+               ) -> tuple[sweep.Verdict, list[sweep.Need]]:
     """The sweep's verdict on one stored row, and the reads it asked for, in order; by
     sweep.decide_member, or by the step machine given (the C's, through ctypes)."""
 
-    def read(need: sweep.Need):
+    def read(need: sweep.Need) -> str | bytes | None:
         if need is sweep.Need.TYPE:
             return _type_of(row)
-        return row.get(need.value.encode())
+        # The step machine asks for a field only once TYPE has read "hash".
+        return cast(dict[bytes, bytes], row).get(need.value.encode())
 
     return sweep.decide(run_id, max_stalled, read, step_machine)
 
@@ -333,7 +356,8 @@ class SweptMember:
     writes: tuple[tuple[bytes, ...], ...]
 
 
-def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple[bytes, ...]]:
+def sweep_writes(verdict: sweep.Verdict, member: bytes, active: bytes, pending: bytes, dead: bytes,
+                 row: bytes, now: int) -> list[tuple[bytes, ...]]:
     """The writes one member's verdict implies, as plain commands, in the order the model makes
     them. The module gathers a whole sweep's writes by key instead (one ZREM of every member it
     takes out of active, one ZADD for each set that receives members, then each row's HSET in
@@ -348,8 +372,9 @@ def sweep_writes(verdict, member, active, pending, dead, row, now) -> list[tuple
         return [(b"ZREM", active, member), (b"ZADD", pending, b"0", member),
                 (b"HSET", row, *fields)]
     if verdict.kind == sweep.Kind.DEAD:
+        stalled = cast(int, verdict.stalled)  # count_stall gives every death its count
         return [(b"ZREM", active, member), (b"ZADD", dead, b"%d" % now, member),
-                (b"HSET", row, b"state", b"dead", b"stalled", b"%d" % verdict.stalled)]
+                (b"HSET", row, b"state", b"dead", b"stalled", b"%d" % stalled)]
     return []
 
 
@@ -370,7 +395,7 @@ class ModelServer:
     names, in the C's order, so that the two read side by side (the store and the pure rules
     are outside it)."""
 
-    def __init__(self, now_ms: int = START_MS):
+    def __init__(self, now_ms: int = START_MS) -> None:
         self.now_ms = now_ms
         self.store = Store()
         self._run_ids = run_ids()
@@ -394,10 +419,11 @@ class ModelServer:
     def lease_deadline(self, lease: bytes) -> int:
         return deadline_in_range(self.now_ms, parse_at_least(lease, 1, must_be_positive("lease")))
 
-    def plan_claim(self, pending: bytes, prefix: bytes):
+    def plan_claim(self, pending: bytes, prefix: bytes,
+                   ) -> tuple[list[bytes], bytes | None, int]:
         """Walks pending in claim order until a row that is a hash: (ghosts, id, attempts).
         A missing row is a ghost, kept for removal; a row of another type refuses the claim."""
-        ghosts = []
+        ghosts: list[bytes] = []
         for member, _ in self.store.ordered(pending):
             row = self.store.data.get(prefix + member)
             if row is None:
@@ -408,7 +434,7 @@ class ModelServer:
             return ghosts, member, counter_field(row.get(b"attempts"))
         return ghosts, None, 0
 
-    def claim_command(self, verb, args, stamp=True):
+    def claim_command(self, verb: str, args: list[bytes], stamp: bool = True) -> Claimed | None:
         """EMQ.CLAIM <pending> <active> <prefix> <lease_ms>
 
         Claims the head of pending and replies [id, attempts, deadline_ms], or nil. Ghosts
@@ -443,15 +469,15 @@ class ModelServer:
             return False
         return counter_field(fields.get(b"attempts")) == attempt
 
-    def extend_command(self, verb, args, stamp=True):
+    def extend_command(self, verb: str, args: list[bytes], stamp: bool = True) -> int:
         """EMQ.EXTEND <active> <row> <id> <attempt> <lease_ms>
 
         Extends one live lease to now + lease_ms and re-stamps its row; replies 1, or 0 and
         writes nothing. extend2, the scripted extend, is the same without the stamp."""
         if len(args) != 5:
             raise ReplyError(arity_error(verb))
-        active, row, member, attempt, lease = args
-        attempt = parse_at_least(attempt, 0, ATTEMPT_ERROR)
+        active, row, member, _, lease = args
+        attempt = parse_at_least(args[3], 0, ATTEMPT_ERROR)
         deadline = self.lease_deadline(lease)
         self.store.check_zsets(active)
         self.store.check_hash(row)
@@ -463,16 +489,17 @@ class ModelServer:
             cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id
         return 1
 
-    def plan_extends(self, active: bytes, triples: list[bytes], attempts: list[int]):
+    def plan_extends(self, active: bytes, triples: list[bytes], attempts: list[int],
+                     ) -> list[tuple[bytes, bytes]]:
         """EXTENDS' read pass: the (id, row) of each live triple, in argument order."""
-        live = []
+        live: list[tuple[bytes, bytes]] = []
         for member, row, attempt in zip(triples[0::3], triples[1::3], attempts, strict=False):
             self.store.check_hash(row)
             if self.lease_is_live(active, row, member, attempt):
                 live.append((member, row))
         return live
 
-    def extends_command(self, verb, args):
+    def extends_command(self, verb: str, args: list[bytes]) -> list[bytes]:
         """EMQ.EXTENDS <active> <lease_ms> <id> <row> <attempt> [<id> <row> <attempt> ...]
 
         EMQ.EXTEND for many leases in one call: every live lease gets the same deadline and
@@ -490,12 +517,13 @@ class ModelServer:
             cast(dict[bytes, bytes], self.store.data[row])[b"lease_epoch"] = run_id
         return [member for member, _ in live]
 
-    def plan_sweep(self, active, pending, dead, prefix, max_stalled, limit=DEFAULT_LIMIT):
+    def plan_sweep(self, active: bytes, pending: bytes, dead: bytes, prefix: bytes,
+                   max_stalled: int, limit: int = DEFAULT_LIMIT) -> list[SweptMember]:
         """The sweep's read pass: for each expired member (ascending deadline, at most
         `limit`), the reads its verdict asked for, the verdict and the writes it implies."""
         run_id = self.run_id_cached()
         now = self.now_ms
-        plan = []
+        plan: list[SweptMember] = []
         for member, _ in [m for m in self.store.ordered(active) if m[1] <= now][:limit]:
             row = self.store.data.get(prefix + member)
             verdict, asked = decide_row(run_id, max_stalled, row)
@@ -503,7 +531,7 @@ class ModelServer:
                 sweep_writes(verdict, member, active, pending, dead, prefix + member, now))))
         return plan
 
-    def stalled_check_command(self, verb, args):
+    def stalled_check_command(self, verb: str, args: list[bytes]) -> Swept:
         """EMQ.STALLED.CHECK <active> <pending> <dead> <prefix> <max_stalled> [LIMIT <n>]
 
         Sweeps the expired members of active in deadline order and replies
@@ -535,7 +563,7 @@ class ModelServer:
 
     # -- the scripted executor: the queue without the module, so without the stamp ----------
 
-    def add_script(self, keys, args):
+    def add_script(self, keys: list[bytes], args: list[bytes]) -> int:
         """add: KEYS pending, prefix; ARGV id, payload. Refuses an id whose row exists."""
         (pending, prefix), (member, payload) = keys, args
         self.store.check_zsets(pending)
@@ -546,7 +574,7 @@ class ModelServer:
         self.store.zset_or_new(pending).scores[member] = 0.0
         return 1
 
-    def script(self, name: str, keys: list[bytes], args: list[bytes]):
+    def script(self, name: str, keys: list[bytes], args: list[bytes]) -> Reply:
         if name == "add":
             return self.add_script(keys, args)
         if name == "claim2":
@@ -557,14 +585,14 @@ class ModelServer:
 
     # -- the command table, as the module's OnLoad registers it -----------------------------
 
-    COMMANDS: ClassVar[dict[str, Callable[..., object]]] = {
+    COMMANDS: ClassVar[dict[str, Callable[["ModelServer", str, list[bytes]], Reply]]] = {
         "EMQ.CLAIM": claim_command,
         "EMQ.EXTEND": extend_command,
         "EMQ.EXTENDS": extends_command,
         "EMQ.STALLED.CHECK": stalled_check_command,
     }
 
-    def execute(self, *given):
+    def execute(self, *given: Arg) -> Reply:
         if not given:
             raise ReplyError("ERR no command given")
         args = [a if isinstance(a, bytes) else str(a).encode() for a in given]
@@ -581,6 +609,6 @@ class ModelServer:
             return Store.COMMANDS[name](self.store, name.lower(), args[1:])
         raise ReplyError(f"ERR unknown command '{args[0].decode(errors='replace')}'")
 
-    def dump(self) -> dict:
+    def dump(self) -> Dataset:
         """The whole dataset in the form LiveExecutor.dataset() gives a real one."""
         return self.store.dump()

@@ -1,14 +1,11 @@
 """The code reads as the house style asks, by the gates configured in pyproject.toml.
 
 ruff's full selection (pycodestyle, pyflakes, import order, bugbear, pyupgrade, simplify, ruff's
-own rules, comprehensions, pytest style, and a complexity limit) holds for the folders in HELD
-but the paths in NOT_YET, which are still exempt: tools/bench.py, being edited for the
-benchmark, and tools/mutants/, not yet cleaned; both are held to the first four families
-meanwhile. Each joins HELD once `ruff check` finds nothing in it.
+own rules, comprehensions, pytest style, and a complexity limit) holds for every folder in HELD,
+with nothing in them exempt.
 
-mypy, which also checks the bodies of unannotated functions everywhere but bench.py (its
-override still exempts it) and holds the pure core to strict's per-module flags, finds no type
-error in the library, the tools and the hub set-up."""
+mypy, which also checks the bodies of unannotated functions everywhere and holds the pure core
+to strict's per-module flags, finds no type error in the library, the tools and the hub set-up."""
 
 import subprocess
 import sys
@@ -17,8 +14,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 HELD = ["hub", "book/_ext", "tools", "trafikey_lab", "tests"]
-NOT_YET = ["tools/bench.py", "tools/mutants"]
-FIRST_FOUR = "E,F,W,I"
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess:
@@ -34,12 +29,7 @@ def test_ruff_selects_every_family_and_a_complexity_limit_of_at_most_ten():
 
 
 def test_ruff_finds_nothing_in_the_folders_held_to_every_rule():
-    done = ruff(*HELD, "--extend-exclude", ",".join(NOT_YET))
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_ruff_finds_nothing_of_the_first_four_families_in_the_tools_not_yet_held():
-    done = ruff("--select", FIRST_FOUR, *NOT_YET)
+    done = ruff(*HELD)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -72,7 +72,8 @@ def copy_tree(root: Path, scratch: Path) -> None:
                                 capture_output=True).stdout.split(b"\0")
     except (OSError, subprocess.CalledProcessError) as exc:
         raise BrokenRun(f"make mutants copies the files git tracks, and `git ls-files` failed in "
-                        f"{root} ({exc}): run it in a git checkout of the lab, with git installed")
+                        f"{root} ({exc}): run it in a git checkout of the lab, with git installed"
+                        ) from None  # the message carries git's failure
     for name in filter(None, listed):
         source = root / os.fsdecode(name)
         if source.is_file():
