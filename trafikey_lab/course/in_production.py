@@ -302,17 +302,21 @@ def runs_twice(server: LabServer, fenced: bool, stale_last: bool = True) -> Show
 
 # -- 3. only as durable as persistence --------------------------------------------------------
 
-def crash(stage: Stage, fence) -> Shown:
+def crash(stage: Stage, fence, snapshot_restores: bool = True) -> Shown:
     """A snapshot with the job pending, worker A's claim after it, a crash (SIGKILL and a new
     process on the same folder), and worker B's claim: which token B gets, whether A's
-    extension still lands, and what the fencing store accepts."""
+    extension still lands, and what the fencing store accepts. A server with an append-only
+    file restores from that file, not the snapshot (`snapshot_restores` False)."""
     names = _Names()
     stage.worker.clear(QUEUE)
     names(stage.worker.run_id)
     stage.worker.add(QUEUE, JOB, b"send the invoice")
     stage.event(Event.SNAPSHOT)
     _, a, _ = stage.worker.claim(QUEUE, EXTEND_MS)
-    lines = [f"the snapshot holds the job pending; then worker A claimed attempt {a}"]
+    lines = [f"the snapshot holds the job pending; then worker A claimed attempt {a}"
+             if snapshot_restores else
+             "SAVE wrote a snapshot with the job pending (this server restores from its "
+             f"append-only file, not the snapshot); then worker A claimed attempt {a}"]
     lines.append(f"worker A writes with token {a}: "
                  f"{'accepted' if fence.write(a, 'invoice sent by A') else 'refused'}")
     stage.event(Event.CRASH)
@@ -349,7 +353,7 @@ def crash_with_aof(server: LabServer) -> Shown:
         return refused
     stage = LiveStage(persistence="aof", appendfsync="always")
     try:
-        shown = crash(stage, _fence("live", server))
+        shown = crash(stage, _fence("live", server), snapshot_restores=False)
     finally:
         stage.close()
     return Shown(tuple(f"live: {line}" for line in shown.lines))
@@ -598,12 +602,14 @@ QUESTION = Question(
         Option("Stop working on the job: its lease is gone, and another worker may hold it.",
                right=True,
                why="0 means the lease is not live: the sweep got there first and sent the job "
-                   "back to pending (or another claim holds it). Anything the worker writes "
-                   "now should carry its attempt as a fencing token."),
+                   "back to pending, another claim holds it, or a crash lost the claim. "
+                   "Anything the worker writes now should carry its attempt as a fencing "
+                   "token."),
         Option("Retry the extension until it replies 1.",
                misconception="a 0 is a transient error, like a lost connection",
-               why="EMQ.EXTEND answers 0 only when the lease is not live: no retry brings it "
-                   "back, since the job is pending, dead or claimed again with a higher attempt."),
+               why="EMQ.EXTEND answers 0 only when the lease is not live: the job is pending, "
+                   "dead or claimed again. A retry reaches a 1 only after a crash rolled "
+                   "attempts back, and then the lease is another worker's (part 3): stop."),
         Option("Claim the job again with EMQ.CLAIM to get its lease back.",
                misconception="a claim takes back one's own job",
                why="EMQ.CLAIM takes the head of pending, whatever job that is, and gives it a "
