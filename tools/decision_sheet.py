@@ -85,7 +85,7 @@ STYLE = """
 @page { size: A4 landscape; margin: 9mm; }
 html { color: #000; background: #fff; font: 10pt/1.3 system-ui, sans-serif;
        font-variant-ligatures: none; }
-body { margin: 1rem auto; max-width: 100rem; }
+body { margin: 1rem auto; padding: 0 1rem; max-width: 100rem; }
 h1 { font-size: 1.35rem; margin: 0 0 0.2rem; }
 h2 { font-size: 1rem; margin: 0.6rem 0 0.2rem; }
 p { margin: 0 0 0.4rem; }
@@ -102,7 +102,7 @@ code { font-size: 0.95em; }
 a { color: #000; }
 @media print {
   html { font-size: 7.4pt; }
-  body { margin: 0; max-width: none; }
+  body { margin: 0; padding: 0; max-width: none; }
   dl { columns: 3; }
   .screen { display: none; }
 }
@@ -155,11 +155,13 @@ def document(table: Table, source: str, notebook_page: str = NOTEBOOK_PAGE) -> s
         for first, *rest in table.rows)
     legend = "".join(f"<dt>{html.escape(column)}</dt><dd>{html.escape(meaning)}"
                      f"{_words(words)}</dd>" for column, meaning, words in LEGEND)
+    # An empty icon, so that a browser asks the site for no favicon.ico, which it does not have.
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{html.escape(TITLE)} · trafikey lab</title>
 <style>{STYLE}</style>
 </head>
@@ -194,7 +196,7 @@ def write(folder: Path) -> tuple[Path, Path]:
     sheet.write_text(document(model_table(), source_line()))
     with launched(chromium) as browser:
         page = browser.new_page()
-        page.goto(sheet.as_uri())
+        page.goto(sheet.resolve().as_uri())
         page.pdf(path=str(pdf), prefer_css_page_size=True)
     return sheet, pdf
 
