@@ -6,7 +6,7 @@ writes FOLDER/decision-table.html and FOLDER/decision-table.pdf: every scenario 
 trafikey_lab/scenarios.py played on the model at max_stalled 1 and 2 (the table notebook 07
 closes with), the line saying what played it, and what each column's words mean. The HTML is
 one A4 page in landscape when printed, in black on white: every meaning is in a word, none in a
-colour. Chromium prints the PDF from it (tools/chromium.py finds it), so the two are one page.
+colour. Chromium prints the PDF from it (tools/chromium.py finds it): the page as printed.
 
 `document` is the sheet from a table, a pure function the tests read; `write` is the rest.
 """
@@ -31,7 +31,7 @@ PDF_NAME = "decision-table.pdf"
 TITLE = "What the sweep decides, scenario by scenario"
 NOTEBOOK = notebook("07")
 NOTEBOOK_PAGE = f"notebooks/{NOTEBOOK.stem}.html"
-"""07's page in the book, beside which the sheet is written."""
+"""07's page, linked from the sheet, which is written at the site's root."""
 
 STEP_WORDS = (
     ("add", "the job goes into pending"),
@@ -142,7 +142,7 @@ def _words(words: tuple[tuple[str, str], ...]) -> str:
     return f"<ul>{items}</ul>"
 
 
-def document(table: Table, source: str, notebook_page: str = NOTEBOOK_PAGE) -> str:
+def document(table: Table, source: str) -> str:
     """The sheet: a title, the source line, the table whole, and the legend of its words."""
     if tuple(column for column, *_ in LEGEND) != table.columns:
         raise SheetError(f"the legend explains the columns {[c for c, *_ in LEGEND]}, the "
@@ -168,7 +168,7 @@ def document(table: Table, source: str, notebook_page: str = NOTEBOOK_PAGE) -> s
 <body>
 <main>
 <h1>{html.escape(TITLE)}</h1>
-<p>The decision table of <a href="{html.escape(notebook_page)}">{html.escape(NOTEBOOK.title)}</a>:
+<p>The decision table of <a href="{NOTEBOOK_PAGE}">{html.escape(NOTEBOOK.title)}</a>:
 the sweep's reading of one job's lease, and the job's outcome, in every scenario the course
 plays. {html.escape(source)}</p>
 <p class="screen">Print this page (one A4 page, landscape), or take
