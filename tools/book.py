@@ -641,6 +641,14 @@ def build(settings: Publish) -> int:
     if status != 0:
         say("FAILED: jupyter-book reported the warnings above (warnings are errors here)")
         return status
+    # 07's decision table as a printable sheet (HTML and PDF), into the site Sphinx just wrote.
+    import decision_sheet
+
+    try:
+        say(f"decision table's sheet: {', '.join(p.name for p in decision_sheet.write(SITE))}")
+    except decision_sheet.SheetError as exc:
+        say(f"FAILED: {exc}")
+        return 1
     pages = sorted(SITE.rglob("*.html"))
     placeholders = [str(page.relative_to(SITE)) for page in pages
                     if "GITHUB-OWNER" in page.read_text()]

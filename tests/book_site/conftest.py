@@ -1,8 +1,8 @@
 """The book's tests: its settings always; its built site only under `make book-check`.
 
-test_site.py and test_runtime.py need a built site (`make book`: Jupyter Book, npm for the
-widget renderer and the page's runtime, PyPI for its wheels) and a browser, and
-test_extension.py the book's Sphinx, so they are collected only when
+test_site.py, test_runtime.py and test_decision_sheet.py need a built site (`make book`: Jupyter
+Book, npm for the widget renderer and the page's runtime, PyPI for its wheels) and a browser,
+and test_extension.py the book's Sphinx, so they are collected only when
 TRAFIKEY_BOOK_SITE names the built site's folder, as `make book-check` does after building it:
     TRAFIKEY_BOOK_SITE=book/_build/html .venv/bin/python -m pytest tests/book_site
 `make test` therefore runs only test_publish_settings.py from here, which needs neither.
@@ -26,7 +26,7 @@ browser = browser_suite.browser
 SITE_ENV = "TRAFIKEY_BOOK_SITE"
 
 collect_ignore = [] if os.environ.get(SITE_ENV) else [
-    "test_site.py", "test_extension.py", "test_runtime.py"]
+    "test_site.py", "test_extension.py", "test_runtime.py", "test_decision_sheet.py"]
 
 
 @pytest.fixture(scope="session")

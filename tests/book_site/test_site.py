@@ -72,7 +72,7 @@ def ids_in(path: Path) -> frozenset[str]:
 
 def test_the_site_has_the_home_page_every_notebook_the_guides_search_and_an_index():
     expected = ["index.html", "search.html", "genindex.html", "docs/instructor-guide.html",
-                "docs/benchmarks.html"]
+                "docs/benchmarks.html", "decision-table.html"]
     expected += [f"notebooks/{path.stem}.html" for path in book.notebooks()]
     assert sorted(expected) == PAGES
     assert len(NOTEBOOK_PAGES) == 8
