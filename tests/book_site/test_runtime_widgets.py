@@ -148,6 +148,13 @@ def test_the_question_answers_each_choice_with_its_own_feedback_in_the_page(leas
         output.locator("label", has_text=label).click()
         mark = "✓" if option.right else "✗"
         output.locator(f"text={mark} {question.feedback(option)}").wait_for()
+    # the longest option wraps onto a second line, above the answer, not into it
+    labels = output.locator(".widget-radio-box label")
+    last = max((labels.nth(i).bounding_box() for i in range(labels.count())),
+               key=lambda box: box["height"])
+    answer = output.locator(".widget-html-content").last.bounding_box()
+    assert last["height"] > 30, "E's label holds two lines"
+    assert last["y"] + last["height"] <= answer["y"]
     cell.scroll_into_view_if_needed()
     lease_page.page.screenshot(path=str(SCREENSHOTS / "runtime__04_question.png"))
 
