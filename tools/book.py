@@ -721,10 +721,12 @@ def timings_section(measured: dict) -> str:
         "minutes) when the last was taken, other work sharing the machine. The built site is "
         "served on loopback with every request to another host refused; each page opens in a "
         "fresh browser context, so Pyodide and the wheels load cold, and “Run in "
-        "this page” is pressed at once. A move is timed in the page, from its key or mouse "
-        "press (or a drop-down list's change) to the moment the widget's text and its SVG's "
-        "description both show what the library gives in CPython for the same fields. The "
-        "goals are reported, never asserted.")
+        "this page” is pressed at once. 04's moves are timed in the page, from the key or "
+        "mouse press (or a drop-down list's change) to the moment the widget's text and its "
+        "SVG's description both show what the library gives in CPython for the same fields; "
+        "00's change and the loads are timed by the test, from Playwright's side, so they "
+        "include its polling. The goals are reported, never asserted; two runs minutes apart "
+        "can differ by a second in the loads.")
     return "\n".join([PAGE_SECTION, "", wrap(about), "", "| what | measured | goal |",
                       "|---|---:|---|", *rows, ""])
 
