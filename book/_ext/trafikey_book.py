@@ -141,7 +141,7 @@ def widget_note(button_names: list[str], links: dict[str, str]) -> nodes.Element
     text = (f"These controls show the values they were saved with. Changing them{pressed} "
             "needs a running notebook: this page has no kernel behind it.")
     in_page = ("Run its cell here (its “run” button) and these controls answer from the "
-               f"model, in your browser, as in a running notebook.{still}")
+               f"model, in your browser.{still}")
     return note("live-control", text, in_page, links, projector=True)
 
 
