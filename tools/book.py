@@ -680,10 +680,10 @@ TIMINGS = (
     ("load_to_first_answer_s", "s", "00's page: load to the first answer (a cell edited and "
      "run, then a typed value answered by its widget in Pyodide)", ("within 10 s cold", 10)),
     ("change_to_updated_text_ms", "ms", "00's page: one change to the updated text", None),
-    ("move_by_keyboard_ms", "ms", "04's explorable lease: the sweep moved by keyboard, to the "
-     "updated reading and SVG timeline", ("within 100 ms", 100)),
-    ("move_by_mouse_ms", "ms", "04's explorable lease: the restart toggled by mouse, to the "
-     "updated reading and SVG timeline", ("within 100 ms", 100)),
+    ("move_by_keyboard_ms", "ms", "04's explorable lease: the sweep moved by keyboard (the up "
+     "arrow), to the updated reading and SVG timeline", ("within 100 ms", 100)),
+    ("move_by_mouse_ms", "ms", "04's explorable lease: the restart moved by mouse (its "
+     "field's step-up arrow), to the updated reading and SVG timeline", ("within 100 ms", 100)),
     ("history_move_ms", "ms", "04's history player: a history and a budget chosen, to the "
      "updated reading line and SVG timeline", ("within 100 ms", 100)),
 )

@@ -2,10 +2,11 @@
 their cells run in Pyodide, and every answer is held to what the library gives in this
 process (CPython) for the same field values.
 
-- 04's explorable lease: the sweep moved by keyboard and the restart by mouse change the
-  reading and the outcome to what `schedule.decide` gives for the schedule the page's fields
-  now hold, and its SVG timeline's description to `schedule_timeline.alt_text`'s. Each move's
-  time, from the press to the updated text and figure, goes to screenshots/runtime.json.
+- 04's explorable lease: the sweep moved by keyboard (the up arrow) and the restart by mouse
+  (its field's step-up arrow) change the reading and the outcome to what `schedule.decide`
+  gives for the schedule the page's fields now hold, and its SVG timeline's description to
+  `schedule_timeline.alt_text`'s. Each move's time, from the press to the updated text and
+  figure, goes to screenshots/runtime.json.
 - 04's history player plays a history on the model in the page: its reading line and its
   timeline are the trace's that `traces.play_on_model` plays here.
 - 04's diagnostic question answers a choice with the question's own feedback.
@@ -105,11 +106,25 @@ def test_the_sweep_moved_by_keyboard_changes_the_reading_and_outcome_as_decide_s
 def test_the_restart_moved_by_mouse_changes_the_reading_and_outcome_as_decide_says(
         lease_page, explorable):
     output = explorable.locator(".cell_output")
-    restarts = output.locator(".widget-checkbox input")
-    expected = replace(shown_schedule(output), restarts=not restarts.is_checked())
-    text, desc = decided(expected)
-    took = timed_move(explorable, lambda: restarts.click(), text, desc)
-    assert shown_schedule(output) == expected
+    restart = number_field(output, DESCRIPTIONS["restart_at_ms"])
+    restart.fill("1000")
+    before = shown_schedule(output)
+    assert before == S.Schedule(sweep_at_ms=1000, restart_at_ms=1000)
+    output.locator(f"text={decided(before)[0]}").wait_for()
+    # one click on the field's step-up arrow, at its right edge: the restart moves past the
+    # sweep, so the process that granted the lease sweeps it
+    moved = replace(before, restart_at_ms=1010)
+    text, desc = decided(moved)
+    box = restart.bounding_box()
+
+    def click_up():
+        restart.hover()
+        lease_page.page.mouse.click(box["x"] + box["width"] - 8, box["y"] + box["height"] * 0.3)
+
+    took = timed_move(explorable, click_up, text, desc)
+    assert shown_schedule(output) == moved
+    assert "exempt → recovered" in decided(before)[0]
+    assert "counted → dead" in text
     record(move_by_mouse_ms=took)
     explorable.scroll_into_view_if_needed()
     lease_page.page.screenshot(path=str(SCREENSHOTS / "runtime__04_explorable.png"))
