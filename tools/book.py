@@ -16,6 +16,9 @@ every link that needs it.
              the wheels its kernel imports from the package index (RUNTIME below)
   build      sync, stage, then `jupyter-book build` with warnings as errors: book/_build/html
   linkcheck  stage, then Sphinx's linkcheck builder over every external link (needs a network)
+  timings    write what the book's checks measured of the page's Python (the runtime tests'
+             screenshots/runtime.json) into docs/benchmarks.md's section on the book's page;
+             `make book-check` does it when its runtime tests have all run
 
 Nothing runs a notebook: the pages show the outputs the notebooks were stored with. Links to
 repository files that are not pages of the book (a C file, a tool) become links to that file
@@ -52,6 +55,10 @@ SOURCE = BUILD / "src"
 SITE = BUILD / "html"
 NODE_MODULES = BOOK / "node_modules"
 README = REPO / "README.md"
+BENCHMARKS = REPO / "docs" / "benchmarks.md"
+RUNTIME_TIMINGS = REPO / "tests" / "book_site" / "screenshots" / "runtime.json"
+PAGE_SECTION = "## The book's page: the course's Python in the reader's browser"
+"""The heading of docs/benchmarks.md's section that this tool writes and `make bench` keeps."""
 
 PROJECTOR = "app/projector.ipynb"
 NOTEBOOKS = "notebooks"
@@ -250,8 +257,10 @@ def home_launch_paragraph(settings: Publish) -> str:
         "Nothing to install: every notebook page has a launch button (the rocket at its top) "
         "that opens that notebook live in JupyterLab on Binder or on a JupyterHub, or opens "
         "the projector app on Binder. These pages show each notebook as it was stored, with "
-        "its outputs; the controls show the values they were saved with, and move only in a "
-        f"running notebook. Start with [{notebook_title(first)}]({NOTEBOOKS}/{first.name}), "
+        "its outputs, and the controls the values they were saved with; “Run in this page”, "
+        "at the top of each, runs the page's Python in your browser (the model, its widgets "
+        "and the checkers' model side), while the live server's parts need a running "
+        f"notebook. Start with [{notebook_title(first)}]({NOTEBOOKS}/{first.name}), "
         "or [open the course on Binder]"
         f"({settings.notebook_on_binder(f'{NOTEBOOKS}/{first.name}')}) "
         f"(JupyterLab at `{first.stem}`), or [the projector app]"
@@ -670,9 +679,80 @@ def linkcheck(settings: Publish) -> int:
     return status
 
 
+# -- the page's timings in docs/benchmarks.md ------------------------------------------------
+
+# What the runtime tests measure (tests/book_site/page.py's record), each with what it times
+# and its goal (issue 28's): none is asserted, the machine being shared.
+TIMINGS = (
+    ("load_to_kernel_ready_s", "s", "00's page: load to the kernel ready", None),
+    ("load_to_first_answer_s", "s", "00's page: load to the first answer (a cell edited and "
+     "run, then a typed value answered by its widget in Pyodide)", ("within 10 s cold", 10)),
+    ("change_to_updated_text_ms", "ms", "00's page: one change to the updated text", None),
+    ("move_by_keyboard_ms", "ms", "04's explorable lease: the sweep moved by keyboard (the up "
+     "arrow), to the updated reading and SVG timeline", ("within 100 ms", 100)),
+    ("move_by_mouse_ms", "ms", "04's explorable lease: the restart moved by mouse (its "
+     "field's step-up arrow), to the updated reading and SVG timeline", ("within 100 ms", 100)),
+    ("history_move_ms", "ms", "04's history player: a history and a budget chosen, to the "
+     "updated reading line and SVG timeline", ("within 100 ms", 100)),
+)
+
+
+def page_section(text: str) -> str:
+    """docs/benchmarks.md's section on the book's page, heading included; "" when it has none."""
+    found = re.search(rf"^{re.escape(PAGE_SECTION)}\n.*?(?=^## |\Z)", text, re.S | re.M)
+    return found.group(0).rstrip("\n") + "\n" if found else ""
+
+
+def with_page_section(text: str, section: str) -> str:
+    """text with its section on the book's page replaced by section (or added at its end)."""
+    old = page_section(text)
+    if old:
+        return text.replace(old, section)
+    return text.rstrip("\n") + "\n\n" + section if section else text
+
+
+def timings_section(measured: dict) -> str:
+    missing = [key for key, *_ in TIMINGS if key not in measured]
+    if missing:
+        raise BookError(f"{RUNTIME_TIMINGS.relative_to(REPO)} has no {', '.join(missing)}: run "
+                        "every runtime test of the book (`make book-check`), not some of them")
+    rows = []
+    for key, unit, what, goal in TIMINGS:
+        value = measured[key]
+        verdict = "none set" if goal is None else (
+            f"{goal[0]}: {'met' if value <= goal[1] else 'missed'}")
+        rows.append(f"| {what} | {value:g} {unit} | {verdict} |")
+    about = (
+        "Written by `make book-check` (`tools/book.py timings`, from what the runtime tests in "
+        "`tests/book_site` measured) in headless Chromium on this machine: "
+        f"{measured['cores']} cores, load average {measured['load_average']} (1, 5 and 15 "
+        "minutes) when the last was taken, other work sharing the machine. The built site is "
+        "served on loopback with every request to another host refused; each page opens in a "
+        "fresh browser context, so Pyodide and the wheels load cold, and “Run in "
+        "this page” is pressed at once. 04's moves are timed in the page, from the key or "
+        "mouse press (or a drop-down list's change) to the moment the widget's text and its "
+        "SVG's description both show what the library gives in CPython for the same fields; "
+        "00's change and the loads are timed by the test, from Playwright's side, so they "
+        "include its polling. The goals are reported, never asserted; two runs minutes apart "
+        "can differ by a second in the loads.")
+    return "\n".join([PAGE_SECTION, "", wrap(about), "", "| what | measured | goal |",
+                      "|---|---:|---|", *rows, ""])
+
+
+def timings(path: Path = RUNTIME_TIMINGS) -> None:
+    """docs/benchmarks.md with its section on the book's page written from path."""
+    if not path.is_file():
+        raise BookError(f"{path.relative_to(REPO)} is missing: `make book-check` writes it")
+    section = timings_section(json.loads(path.read_text()))
+    BENCHMARKS.write_text(with_page_section(BENCHMARKS.read_text(), section))
+    say(f"{BENCHMARKS.relative_to(REPO)}: the book's page section written from "
+        f"{path.relative_to(REPO)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("sync", "check", "stage", "build", "linkcheck"))
+    parser.add_argument("command", choices=("sync", "check", "stage", "build", "linkcheck",
+                                            "timings"))
     command = parser.parse_args(argv).command
     try:
         settings = Publish.load()
@@ -690,6 +770,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if command == "build":
             return build(settings)
+        if command == "timings":
+            timings()
+            return 0
         return linkcheck(settings)
     except BookError as exc:
         say(f"FAILED: {exc}")

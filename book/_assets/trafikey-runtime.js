@@ -78,9 +78,14 @@
     say(box, "Starting the Python kernel…");
     if (session.kernel) await session.kernel.info;
     window.trafikeyRuntime.notebook = notebook;
+    // The notes beside widgets and checkers now say what runs here (trafikey_book.py).
+    document.querySelectorAll(".trafikey-live-note").forEach(function (note) {
+      note.classList.add("trafikey-runs-here");
+    });
     window.trafikeyRuntime.ready = performance.now() - started;
-    say(box, "Python runs in this page: press “run” under a cell. Cells that need the " +
-             "live server (the setup, Run live) need a running notebook: the launch links.");
+    say(box, "Python runs in this page: press “run” under a cell, the setup cell first. " +
+             "The model runs here; what needs the live server (Run live, a checker's live " +
+             "part) says so and needs a running notebook: the launch links.");
   }
 
   window.trafikeyRuntime = {activate: activate};

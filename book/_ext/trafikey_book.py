@@ -1,11 +1,15 @@
 """The book's own Sphinx extension: what a page built from a stored notebook needs besides it.
 
-- A note beside every control that needs a live kernel. A stored widget renders from its
-  saved state and shows its saved values, but no callback runs without a kernel: moving a
-  control, pressing Run live, choosing an answer do nothing here. An exercise's checker runs
-  the learner's code, so its stored output is only its answer to the cell as stored. Both
-  get a note right after the cell that says so and links to that notebook on Binder and on a
-  JupyterHub (and, beside a widget, to the projector app on Binder).
+- A note beside every control that needs a kernel. A stored widget renders from its saved
+  state and shows its saved values, but no callback runs without a kernel: moving a control,
+  pressing Run live, choosing an answer do nothing here. An exercise's checker runs the
+  learner's code, so its stored output is only its answer to the cell as stored. Both get a
+  note right after the cell that says so and links to that notebook on Binder and on a
+  JupyterHub (and, beside a widget, to the projector app on Binder). Each note also holds
+  what is true once "Run in this page" has started the page's Python, shown in place of the
+  first by the runtime's script: the course's widgets work on the model, so their controls
+  answer in the page, while their buttons (Run live) and whatever a checker plays on a server
+  still need a running notebook.
 - The projector app on Binder in the launch menu of every notebook page, beside the theme's
   Binder and JupyterHub buttons.
 - A figure stored only as a PNG keeps its alt text: the course's formatters put the sentence
@@ -21,6 +25,7 @@ book/publish.toml. Nothing here depends on what a cell says beyond the library's
 widget is any widget-view output, a checker any call of a function named check_...
 """
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -41,7 +46,12 @@ def setup(app: Sphinx) -> dict:
     # After sphinx-book-theme builds its launch menu (priority 501).
     app.connect("html-page-context", add_projector_launch, priority=600)
     app.connect("html-page-context", drop_thebe, priority=600)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # The notes are written into each page's parsed tree, which Sphinx keeps between builds:
+    # an edit of this extension changes its env_version, so every page is read again.
+    here = Path(__file__).parent
+    source = b"".join(path.read_bytes() for path in sorted(here.glob("*.py")))
+    return {"parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": int(hashlib.sha256(source).hexdigest()[:8], 16)}
 
 
 def launch_links(app: Sphinx, docname: str) -> dict[str, str]:
@@ -117,27 +127,44 @@ def buttons(views: list[str], state: dict) -> list[str]:
                               if name == "ButtonModel" and values.get("description")))
 
 
+# Where the two texts of a note differ: before the page's Python runs, and once it does
+# (book/_assets/trafikey-runtime.js marks the notes with RUNS_HERE; the CSS shows one text).
+STORED, IN_PAGE, RUNS_HERE = "trafikey-stored", "trafikey-in-page", "trafikey-runs-here"
+
+
 def widget_note(button_names: list[str], links: dict[str, str]) -> nodes.Element:
-    pressed = ""
+    pressed = still = ""
     if button_names:
         named = ", ".join(f"“{name}”" for name in button_names)
         pressed = f", and pressing {named},"
+        still = f" Pressing {named} still needs the live server: a running notebook."
     text = (f"These controls show the values they were saved with. Changing them{pressed} "
             "needs a running notebook: this page has no kernel behind it.")
-    return note("live-control", text, links, projector=True)
+    in_page = ("Run its cell here (its “run” button) and these controls answer from the "
+               f"model, in your browser.{still}")
+    return note("live-control", text, in_page, links, projector=True)
 
 
 def checker_note(links: dict[str, str]) -> nodes.Element:
     text = ("This checker runs the code you write, so it needs a running notebook; the "
             "output stored here is its answer to the cell as it stands.")
-    return note("live-checker", text, links, projector=False)
+    in_page = ("Edit the cell and run it here: what the checker plays on the model answers in "
+               "your browser. Whatever it plays on a server (the live server, or servers of "
+               "its own) still needs a running notebook.")
+    return note("live-checker", text, in_page, links, projector=False)
 
 
-def note(kind: str, text: str, links: dict[str, str], projector: bool) -> nodes.Element:
+def note(kind: str, text: str, in_page: str, links: dict[str, str],
+         projector: bool) -> nodes.Element:
     box = nodes.container(classes=["trafikey-live-note", kind])
     paragraph = nodes.paragraph()
-    paragraph += nodes.strong(text="Needs a live kernel. ")
-    paragraph += nodes.Text(text + " ")
+    stored = nodes.inline(classes=[STORED])
+    stored += nodes.strong(text="Needs a live kernel. ")
+    stored += nodes.Text(text + " ")
+    here = nodes.inline(classes=[IN_PAGE])
+    here += nodes.strong(text="Runs in this page. ")
+    here += nodes.Text(in_page + " ")
+    paragraph += [stored, here]
     if links:
         paragraph += nodes.Text("Run it live: ")
         targets = [("this notebook on Binder", links["binder"], "launch-binder"),

@@ -12,8 +12,13 @@ TRAFIKEY_CHROMIUM, with the same launch flags); Playwright never downloads one. 
 served on 127.0.0.1 by a server in this process, and every request to any other host is
 refused and recorded. Screenshots of
 every page go to tests/book_site/screenshots/ (git-ignored).
+
+What the runtime tests time is kept in screenshots/runtime.json, begun afresh by each run;
+when the run has measured every timing, its end writes them into docs/benchmarks.md's section
+on the book's page (tools/book.py timings). A run of some of them (-k) leaves the page as it is.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -26,7 +31,31 @@ browser = browser_suite.browser
 SITE_ENV = "TRAFIKEY_BOOK_SITE"
 
 collect_ignore = [] if os.environ.get(SITE_ENV) else [
-    "test_site.py", "test_extension.py", "test_runtime.py", "test_decision_sheet.py"]
+    "test_site.py", "test_extension.py", "test_runtime.py", "test_runtime_widgets.py",
+    "test_decision_sheet.py"]
+
+
+def in_charge(session) -> bool:
+    """The session that owns runtime.json: not a pytest-xdist worker's."""
+    return bool(os.environ.get(SITE_ENV)) and not hasattr(session.config, "workerinput")
+
+
+def pytest_sessionstart(session):
+    if in_charge(session):
+        from .page import RUNTIME_JSON
+
+        RUNTIME_JSON.unlink(missing_ok=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not in_charge(session) or exitstatus != 0:
+        return
+    from .page import RUNTIME_JSON
+    from .tool import book
+
+    measured = json.loads(RUNTIME_JSON.read_text()) if RUNTIME_JSON.exists() else {}
+    if all(key in measured for key, *_ in book.TIMINGS):
+        book.timings(RUNTIME_JSON)
 
 
 @pytest.fixture(scope="session")

@@ -66,3 +66,25 @@ def test_a_widgets_note_offers_the_notebook_and_the_projector_a_checkers_only_th
     assert [ref["refuri"] for ref in widget.findall(nodes.reference)] == list(LINKS.values())
     assert [ref["refuri"] for ref in checker.findall(nodes.reference)] == [
         LINKS["binder"], LINKS["jupyterhub"]]
+
+
+
+def part(note: nodes.Element, kind: str) -> str:
+    """The text of one of a note's two texts (trafikey_book.STORED or IN_PAGE)."""
+    (found,) = [n for n in note.findall(nodes.inline) if kind in n["classes"]]
+    return found.astext()
+
+
+def test_each_note_also_says_what_runs_once_the_pages_python_does_and_what_still_needs_a_server():
+    widget = trafikey_book.widget_note(["Run live", "Run live at this timing"], LINKS)
+    assert part(widget, trafikey_book.STORED).startswith("Needs a live kernel.")
+    in_page = part(widget, trafikey_book.IN_PAGE)
+    assert in_page.startswith("Runs in this page.")
+    assert "answer from the model, in your browser" in in_page
+    assert "Pressing “Run live”, “Run live at this timing” still needs the live server" in in_page
+    checker = part(trafikey_book.checker_note(LINKS), trafikey_book.IN_PAGE)
+    assert "plays on a server (the live server, or servers of its own) still needs" in checker
+
+
+def test_a_widget_with_no_button_says_nothing_still_needs_the_server():
+    assert "still needs" not in part(trafikey_book.widget_note([], LINKS), trafikey_book.IN_PAGE)

@@ -6,7 +6,7 @@ from the site; the widget's callback runs in Pyodide.
 What a reader waits for is measured and written to screenshots/runtime.json: from the page's
 load to the kernel ready and to the first widget answering, and one change's time to the
 updated text. Nothing here asserts a goal on them (the machine is shared): the numbers go to
-docs/benchmarks.md.
+docs/benchmarks.md's section on the book's page (tools/book.py timings).
 
 The course's own cells run in the page: 01's run_id checker answers a typed value as `epoch`
 does (and says the C module is not in the page), and 00's prediction exercise, edited in the
@@ -14,20 +14,13 @@ page, is checked there. The library imports in Pyodide because its pure core and
 load no redis, matplotlib or numpy (tests/notebooks/test_in_page.py holds that in CPython).
 """
 
-import json
 import time
-from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import pytest
-from chromium import VIEWPORT
-from playwright.sync_api import BrowserContext, Page
 
+from .page import ANSWER_TIMEOUT_MS, cell_with, open_live, record, run_cell
 from .site import SCREENSHOTS
 
-BOOT_TIMEOUT_MS = 180_000
-ANSWER_TIMEOUT_MS = 60_000
-RUN = "text=Run in this page"
 TYPED = "lease_epoch"
 # A reader's edit of the exercise cell: a text field whose observer, in Pyodide, writes how
 # many UTF-8 bytes the typed text has into an HTML widget.
@@ -37,55 +30,6 @@ verdict = w.HTML()
 typed.observe(lambda change: setattr(verdict, "value",
               f"{len(change['new'].encode())} bytes"), names="value")
 w.VBox([typed, verdict])"""
-
-
-@dataclass
-class Live:
-    page: Page
-    started: float
-    errors: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-
-
-def open_live(browser, served, page_name: str) -> tuple[BrowserContext, Live]:
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(ANSWER_TIMEOUT_MS)
-    own = urlsplit(served.base).netloc
-    live = Live(page=context.new_page(), started=time.monotonic())
-
-    def route(route_):
-        url = route_.request.url
-        if urlsplit(url).netloc == own or url.startswith(("data:", "blob:", "about:")):
-            route_.continue_()
-        else:
-            live.refused.append(url)
-            route_.abort()
-
-    context.route("**/*", route)
-    page = live.page
-    page.on("console", lambda message: live.errors.append(message.text)
-            if message.type == "error" else None)
-    page.on("pageerror", lambda error: live.errors.append(f"uncaught: {error}"))
-    page.on("response", lambda response: live.errors.append(
-        f"{response.url} (HTTP {response.status})") if response.status >= 400 else None)
-    live.started = time.monotonic()
-    page.goto(served.base + page_name, wait_until="load")
-    page.click(RUN)
-    page.wait_for_function("window.trafikeyRuntime.ready", timeout=BOOT_TIMEOUT_MS)
-    live.timings["load_to_kernel_ready_s"] = time.monotonic() - live.started
-    return context, live
-
-
-def cell_with(page: Page, text: str):
-    """The page's cell (its editor and its output) whose source contains text now, found by
-    its editor's id so that editing the source does not lose it."""
-    box = page.locator(".thebe-cell", has_text=text).first.get_attribute("data-thebe-id")
-    return page.locator(f"div.cell:has([data-thebe-id='{box}'])")
-
-
-def run_cell(cell) -> None:
-    cell.locator("button.thebe-run-button").click()
 
 
 @pytest.fixture(scope="module")
@@ -116,10 +60,9 @@ def start_here(browser, served):
 
 def test_the_page_boots_python_and_a_widget_answers_a_typed_value_from_pyodide(start_here):
     assert start_here.timings["answer"] == f"{len(TYPED.encode())} bytes"
-    record = {key: round(value, 1) for key, value in start_here.timings.items()
-              if isinstance(value, float)}
-    (SCREENSHOTS / "runtime.json").write_text(json.dumps(record, indent=1) + "\n")
-    print(f"\nthe page's Python: {record}")
+    kept = record(**{key: value for key, value in start_here.timings.items()
+                     if isinstance(value, float)})
+    print(f"\nthe page's Python: {kept}")
 
 
 def test_a_second_change_answers_too_so_the_callback_stays_attached(start_here):

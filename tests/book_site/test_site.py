@@ -209,12 +209,14 @@ def test_every_control_and_checker_that_needs_a_kernel_says_so_and_offers_the_la
     for view in facts["views"]:
         assert view["note"] is not None, f"no note after widget {view['model_id']}"
         assert "live kernel" in view["note"]["text"]
+        assert "Runs in this page" not in view["note"]["text"], "shown before the page runs"
         assert view["note"]["links"] == [binder, hub, SETTINGS.projector_on_binder()]
     checkers = [cell for cell in facts["cells"]
                 if CHECKER_CALL.search(cell["source"]) and not cell["widget"]]
     for cell in checkers:
         assert cell["note"] is not None, f"no note after the checker cell {cell['source'][:60]!r}"
         assert "live kernel" in cell["note"]["text"]
+        assert "Runs in this page" not in cell["note"]["text"], "shown before the page runs"
         assert cell["note"]["links"] == [binder, hub]
     # and nowhere else: a note by every cell would say nothing
     assert [index for index, cell in enumerate(facts["cells"]) if cell["note"]] == [

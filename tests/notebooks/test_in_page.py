@@ -1,8 +1,11 @@
 """The course in a browser page that runs its Python with no server, no C module, no redis and
-no matplotlib (the book, in Pyodide): the faces of 00 and 01 import there, setup says in one
-line that the page runs the model only, a live step refuses in one line, and the run_id checker
-answers on the model and says the C module is not there."""
+no matplotlib (the book, in Pyodide): the faces of 00 to 05 import there (04's explorable lease,
+history player and question, 05's restart costs, the questions of 01 to 04), setup says in one
+line that the page runs the model only, a live step refuses in one line, the run_id checker
+answers on the model and says the C module is not there, and the restart costs answer with
+their table and the figure's description in place of matplotlib's figure."""
 
+import html
 import subprocess
 import sys
 
@@ -12,23 +15,64 @@ import trafikey_lab.course as course
 from trafikey_lab import epoch
 from trafikey_lab.module import native
 from trafikey_lab.readings import read_value
+from trafikey_lab.widgets.explorable_lease import ExplorableLease
 from trafikey_lab.widgets.run_id_checker import RunIdChecker
 
+HEAVY = """
+heavy = ("redis", "matplotlib", "numpy")
+print(sorted(name for name in sys.modules if name.split(".")[0] in heavy))
+"""
 IMPORT_FACES = """
 import sys
 import trafikey_lab.course
 from trafikey_lab.course.start_here import check_sweep_prediction
 from trafikey_lab.course.one_value_per_process import RunIdChecker, check_shape_check
-heavy = ("redis", "matplotlib", "numpy")
-print(sorted(name for name in sys.modules if name.split(".")[0] in heavy))
-"""
+""" + HEAVY
+# What the model-side widgets of 01 to 05 do in the page, each built as its cell builds it
+# and moved once: the explorable lease, the history player, every diagnostic question, the
+# restart costs.
+MODEL_SIDE_WIDGETS = """
+import sys
+from trafikey_lab.course import one_lease_across_a_restart as f04, beyond_one_server as f05
+from trafikey_lab.course import one_value_per_process as f01, three_writers as f02
+from trafikey_lab.course import one_reader as f03
+lease = f04.ExplorableLease()
+lease.fields["sweep_at_ms"].value = 990
+player = f04.LeaseAcrossRestart()
+player.history.value = "extended"
+for question in (f01.question(), f02.stamp_question(), f03.question(), f04.question()):
+    question.choose("A")
+costs = f05.restart_costs()
+costs.controls["down_s"].value = 10
+""" + HEAVY
+
+
+def run_fresh(code: str) -> subprocess.CompletedProcess:
+    # a fresh interpreter: this one has imported redis and matplotlib for other tests
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
 
 
 def test_the_faces_of_00_and_01_import_with_no_redis_matplotlib_or_numpy():
-    run = subprocess.run([sys.executable, "-c", IMPORT_FACES], capture_output=True, text=True,
-                         timeout=120)
+    run = run_fresh(IMPORT_FACES)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]", f"imported: {run.stdout}"
+
+
+def test_the_model_side_widgets_of_01_to_05_build_and_move_with_no_redis_matplotlib_or_numpy():
+    # in the page's own terms: the restart costs draw no figure there
+    run = run_fresh("from trafikey_lab.module import native\nnative.in_page = lambda: True\n"
+                    + MODEL_SIDE_WIDGETS)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]", f"imported: {run.stdout}"
+
+
+def test_the_static_figures_of_04_and_05_still_load_matplotlib_when_drawn():
+    # the lazy imports load it where a stored figure is drawn, outside the page as before
+    run = run_fresh("import sys\nfrom trafikey_lab.course import beyond_one_server as f05\n"
+                    "f05.plot_dead_letters(f05.restart_costs().rows)\n" + HEAVY)
+    assert run.returncode == 0, run.stderr
+    assert "matplotlib" in run.stdout
 
 
 @pytest.fixture
@@ -76,3 +120,44 @@ def test_an_attempt_in_a_page_runs_in_the_pages_own_thread_since_it_has_no_other
     assert isinstance(outcome, attempts.Returned)
     assert outcome.value == 7
     assert seen == [threading.main_thread()]
+
+
+def test_the_restart_costs_in_a_page_answer_with_the_table_and_the_figures_description(in_page):
+    from trafikey_lab.plots.dead_letters import dead_letter_alt
+    from trafikey_lab.widgets.restart_costs import RestartCosts
+
+    costs = RestartCosts()
+    costs.controls["down_s"].value = 10
+    assert "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td><td>0</td>" in (
+        costs.shown.value)
+    assert "<svg" not in costs.shown.value
+    assert "which this page does not load" in costs.shown.value
+    assert html.escape(dead_letter_alt(costs.rows)) in costs.shown.value
+
+
+def test_outside_a_page_the_restart_costs_draw_their_figure_as_before():
+    from trafikey_lab.widgets.restart_costs import RestartCosts
+
+    assert '<svg role="img" aria-label="Horizontal bars' in RestartCosts().shown.value
+
+
+def test_a_live_run_in_a_page_stops_in_one_line_on_the_widget(in_page):
+    c = course.setup()
+    lease = ExplorableLease(live=c.live, queue=c.queue)
+    lease.run_live.click()
+    assert lease.status.value.startswith(
+        "the live run stopped: the live server is not in this page: the page runs the model")
+    assert not lease.run_live.disabled
+
+
+def test_a_live_part_of_05_in_a_page_refuses_before_it_loads_redis():
+    # redis does not import in the page (its Pyodide has no ssl): the refusal must come first
+    run = run_fresh("import sys\nfrom trafikey_lab.module import native\n"
+                    "native.in_page = lambda: True\nimport trafikey_lab.course as tc\n"
+                    "from trafikey_lab.course import beyond_one_server as f05\nc = tc.setup()\n"
+                    "try:\n    f05.replica_copy(c.server, c.queue)\n"
+                    "except tc.NoServerHere as refusal:\n    print(refusal)\n" + HEAVY)
+    assert run.returncode == 0, run.stderr
+    *_, refusal, heavy = run.stdout.strip().splitlines()
+    assert refusal.startswith("the live server is not in this page")
+    assert heavy == "[]"

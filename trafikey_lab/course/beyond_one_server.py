@@ -8,8 +8,11 @@ however the run ends. Each returns a Shown whose lines hold no run_id, port or p
 was compared.
 """
 
+from __future__ import annotations
+
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import (
@@ -23,14 +26,25 @@ from trafikey_lab.course.limits import Shown, failback, promoted_replica, unavai
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import JOB, LEASE_MS
-from trafikey_lab.live.executor import LiveExecutor
-from trafikey_lab.live.owned import OwnedServer, owner_secret
-from trafikey_lab.live.replicas import failed_over, replica_of
-from trafikey_lab.live.server import LabServer, client_of
-from trafikey_lab.plots.dead_letters import plot_dead_letters
 from trafikey_lab.restart_costs import dead_letter_table, restart_dead_letters
 from trafikey_lab.text import plain
 from trafikey_lab.widgets.restart_costs import RestartCosts
+
+# The live server's kinds load redis, and the static figure matplotlib: each part that needs
+# them loads them when called, so that the restart costs, which are the model's alone, import
+# in a page with neither (the book, in Pyodide).
+if TYPE_CHECKING:
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.owned import OwnedServer
+    from trafikey_lab.live.server import LabServer
+
+
+def plot_dead_letters(*args, **kwargs):
+    """The restart costs' bars, drawn (trafikey_lab.plots.dead_letters.plot_dead_letters)."""
+    from trafikey_lab.plots.dead_letters import plot_dead_letters as plot
+
+    return plot(*args, **kwargs)
+
 
 __all__ = ["aof_claim", "check_promotion", "dead_letter_table", "downtime_verdicts", "failback",
            "failback_fields", "plot_dead_letters", "promoted_replica", "replica_copy",
@@ -61,6 +75,10 @@ def replica_copy(server: LabServer, queue: Queue) -> Shown:
     included, and refuses every verb with READONLY."""
     if (refused := unavailable(server, "a replica")) is not None:
         return refused
+    # after the refusal, which a page with no server prints as its one line
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.replicas import replica_of
+
     primary = LiveExecutor(server)
     primary.clear(queue)
     primary.add(queue, JOB, b"hello")
@@ -86,6 +104,8 @@ FIELDS = ("run_id", "master_replid", "role")
 
 
 def _fields(server: LabServer) -> dict[str, str]:
+    from trafikey_lab.live.server import client_of
+
     client = client_of(server)
     info = {**client.info("server"), **client.info("replication")}
     return {name: str(info[name]) for name in FIELDS}
@@ -96,6 +116,9 @@ def failback_fields(server: LabServer) -> Shown:
     Which of the INFO fields a stamp could hold changed across that, and which did not."""
     if (refused := unavailable(server, "a failover")) is not None:
         return refused
+    # after the refusal, which a page with no server prints as its one line
+    from trafikey_lab.live.replicas import failed_over
+
     before = _fields(server)
     with failed_over(server):
         during = _fields(server)
@@ -148,6 +171,9 @@ def aof_claim(queue: Queue) -> Shown:
     """A claim on a server of its own with appendonly yes: the commands the file holds for
     it, whether any of them is a verb or carries the password, and the row after a restart
     replays the file."""
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.owned import OwnedServer, owner_secret
+
     secret = owner_secret()
     with OwnedServer(persistence="aof", password=secret) as server:
         live = LiveExecutor(server)
@@ -183,6 +209,9 @@ def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
     line says whether the server came back before the lease ran out, so that a machine whose
     quick restart takes longer than the lease shows it; both sweeps, max_stalled 1, give the
     same verdict."""
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.owned import OwnedServer
+
     if wait_s * 1000 <= lease_ms:
         raise ValueError(f"wait_s must be longer than the lease ({lease_ms} ms): the long restart "
                          "is the one that outlasts it")
@@ -343,6 +372,8 @@ def _hand_over_failed(outcome) -> str | None:
 def _old_primary_sweeps(primary, queue: Queue) -> Finding:
     """Right when the old primary refuses a sweep with READONLY, as a replica refuses every
     write; wrong when it sweeps, or refuses for another reason."""
+    from trafikey_lab.live.executor import LiveExecutor
+
     try:
         LiveExecutor(primary).sweep(queue, 1)
         refused = None
@@ -370,6 +401,10 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
     used). Whatever hand_over does, the answer is a finding,
     never an exception."""
     import redis
+
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.owned import OwnedServer
+    from trafikey_lab.live.server import client_of
 
     exercise = "hand the primary role to the replica"
     if isinstance(attempts.screen(hand_over, library=(), library_names=set()),

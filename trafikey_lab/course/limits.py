@@ -9,14 +9,19 @@ one of these on an executor and returns a Shown: lines a notebook prints, with n
 clock reading in them.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.histories import JOB, LEASE_MS, History, Trace, compare, play
-from trafikey_lab.live.executor import LiveExecutor
-from trafikey_lab.live.replicas import failed_over, replica_of
-from trafikey_lab.live.server import LabServer
 from trafikey_lab.text import plain
+
+# The live server's kinds load redis: the two limits that start a replica load them when
+# called, so that 04's and 05's faces import in a page with no redis (the book, in Pyodide).
+if TYPE_CHECKING:
+    from trafikey_lab.live.server import LabServer
 
 SCRIPTS_ONLY = History(
     "scripts_only",
@@ -88,6 +93,10 @@ def promoted_replica(server: LabServer, queue: Queue) -> Shown:
     stamp names the old primary, so the lease is exempt whatever its worker did."""
     if (refused := unavailable(server, "a replica")) is not None:
         return refused
+    # after the refusal, which a page with no server prints as its one line
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.replicas import replica_of
+
     primary = LiveExecutor(server)
     deadline = _claim_one(primary, queue)
     with replica_of(server) as replica:
@@ -106,6 +115,10 @@ def failback(server: LabServer, queue: Queue) -> Shown:
     granted before the failover is counted."""
     if (refused := unavailable(server, "a failover")) is not None:
         return refused
+    # after the refusal, which a page with no server prints as its one line
+    from trafikey_lab.live.executor import LiveExecutor
+    from trafikey_lab.live.replicas import failed_over
+
     live = LiveExecutor(server)
     deadline = _claim_one(live, queue)
     stamp = live.row(queue, JOB).get(b"lease_epoch")

@@ -8,12 +8,19 @@ keeps ours) and its text/plain is the sentence. The widgets' moving timelines ar
 title and a description of their own (plots/svg.py), not figures.
 """
 
+from __future__ import annotations
+
 import base64
 import contextlib
 import html
 import io
+from typing import TYPE_CHECKING
 
-from matplotlib.figure import Figure
+# matplotlib is loaded by whatever draws a figure; install() loads it for its formatters. So a
+# module that only names this one (the restart costs' widget, through its figure) imports in a
+# page with no matplotlib (the book, in Pyodide).
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 _ALT = "_trafikey_alt"
 
@@ -63,6 +70,8 @@ def install(shell=None) -> None:
         shell = get_ipython()
     if shell is None:
         return
+    from matplotlib.figure import Figure
+
     # The inline backend, when it loads (at a kernel's first figure), takes every formatter
     # off Figure and puts back its own: load it now, so that ours are the ones that stay.
     with contextlib.suppress(ImportError):

@@ -8,12 +8,12 @@ is written on the status label instead; the kernel's interrupt is written there 
 raised, so that it reaches the kernel.
 """
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import TypeVar
 
 import ipywidgets as widgets
-import redis
 
 from trafikey_lab.errors import LabError, ReplyError
 
@@ -33,10 +33,8 @@ class LiveRun:
         self.button.disabled = True
         try:
             return run()
-        except (LabError, ReplyError, redis.RedisError, OSError) as exc:
-            self.status.value = f"the live run stopped: {exc}"
         except Exception as exc:
-            self.status.value = f"the live run stopped: {type(exc).__name__}: {exc}"
+            self.status.value = f"the live run stopped: {_described(exc)}"
         except KeyboardInterrupt:
             # the label must not go on naming the step the run was at
             self.status.value = f"interrupted: {self.again}"
@@ -45,3 +43,13 @@ class LiveRun:
             self.button.disabled = False
             self._lock.release()
         return None
+
+
+def _described(exc: Exception) -> str:
+    """The lab's and the client's failures as their message says them, any other with its type.
+
+    redis is looked up, not imported: an error of its kind exists only once it is loaded, and
+    the widgets load in a page that has no redis (the book, in Pyodide)."""
+    redis = sys.modules.get("redis")
+    said = (LabError, ReplyError, OSError, *((redis.RedisError,) if redis else ()))
+    return str(exc) if isinstance(exc, said) else f"{type(exc).__name__}: {exc}"
