@@ -97,7 +97,7 @@ def test_every_checker_takes_the_attempt_then_the_live_executor_by_keyword_only(
         live = inspect.signature(checker).parameters.get("live")
         assert live is not None, stem
         assert live.default is None, stem
-        assert inspect.signature(checker).return_annotation is Feedback, stem
+        assert inspect.signature(checker, eval_str=True).return_annotation is Feedback, stem
 
 
 def test_the_runner_says_what_an_attempt_did_and_never_raises():
