@@ -10,9 +10,8 @@ process (CPython) for the same field values.
 - 04's history player plays a history on the model in the page: its reading line and its
   timeline are the trace's that `traces.play_on_model` plays here.
 - 04's diagnostic question answers a choice with the question's own feedback.
-- 05's restart costs answer a change with the table and the figure's description of
-  `restart_costs.restart_dead_letters` for the same inputs (matplotlib's figure is not in the
-  page; the widget says so).
+- 05's restart costs answer a change with the table and the SVG figure (the library's, the
+  same as in JupyterLab) that `restart_costs.restart_dead_letters` gives for the same inputs.
 - Once the page's Python runs, the notes beside the widgets and checkers say what now runs here
   and what still needs a server.
 """
@@ -214,8 +213,10 @@ def test_the_restart_costs_answer_a_change_in_the_page_as_the_model_does(browser
                   for name, label in fields.items()}
         assert values["down_s"] == 10
         rows = restart_dead_letters(**values)
-        output.locator(f"text={dead_letter_alt(rows)}").wait_for()
-        assert output.locator("svg").count() == 0
+        # the figure is the library's SVG, described by what the model gives for these inputs
+        output.locator("svg[role=img] desc", has_text=dead_letter_alt(rows)).wait_for(
+            state="attached")
+        assert output.locator("svg[role=img]").count() == 1
         cell.scroll_into_view_if_needed()
         page.screenshot(path=str(SCREENSHOTS / "runtime__05_restart_costs.png"))
         assert live.refused == []

@@ -234,7 +234,9 @@ def test_the_restart_costs_widget_redraws_its_table_when_an_input_changes():
     widget = RestartCosts()
     bullmq = "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td>"
     assert bullmq + "<td>1.2</td>" in widget.shown.value
-    assert '<svg role="img" aria-label="Horizontal bars, one per queue' in widget.shown.value
+    assert 'role="img"' in widget.shown.value
+    assert "<desc" in widget.shown.value
+    assert ">Horizontal bars, one per queue" in widget.shown.value
     assert "BullMQ 1.2;" in widget.shown.value
     widget.controls["down_s"].value = 10
     assert all(r["dead_per_week"] == 0.0 for r in widget.rows)

@@ -122,7 +122,7 @@ def test_an_attempt_in_a_page_runs_in_the_pages_own_thread_since_it_has_no_other
     assert seen == [threading.main_thread()]
 
 
-def test_the_restart_costs_in_a_page_answer_with_the_table_and_the_figures_description(in_page):
+def test_the_restart_costs_in_a_page_answer_with_the_table_and_the_figure(in_page):
     from trafikey_lab.plots.dead_letters import dead_letter_alt
     from trafikey_lab.widgets.restart_costs import RestartCosts
 
@@ -130,15 +130,9 @@ def test_the_restart_costs_in_a_page_answer_with_the_table_and_the_figures_descr
     costs.controls["down_s"].value = 10
     assert "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td><td>0</td>" in (
         costs.shown.value)
-    assert "<svg" not in costs.shown.value
-    assert "which this page does not load" in costs.shown.value
-    assert html.escape(dead_letter_alt(costs.rows)) in costs.shown.value
-
-
-def test_outside_a_page_the_restart_costs_draw_their_figure_as_before():
-    from trafikey_lab.widgets.restart_costs import RestartCosts
-
-    assert '<svg role="img" aria-label="Horizontal bars' in RestartCosts().shown.value
+    # the figure is the library's SVG, the same in a page as outside one
+    assert costs.shown.value.count("<svg") == 1
+    assert f">{html.escape(dead_letter_alt(costs.rows), quote=False)}</desc>" in costs.shown.value
 
 
 def test_a_live_run_in_a_page_stops_in_one_line_on_the_widget(in_page):
@@ -161,3 +155,13 @@ def test_a_live_part_of_05_in_a_page_refuses_before_it_loads_redis():
     *_, refusal, heavy = run.stdout.strip().splitlines()
     assert refusal.startswith("the live server is not in this page")
     assert heavy == "[]"
+
+
+def test_05s_parts_that_start_servers_of_their_own_refuse_in_one_line_in_a_page(in_page):
+    from trafikey_lab.course import beyond_one_server as f05
+
+    for step in (lambda: f05.aof_claim(f05.PROMOTE_QUEUE),
+                 lambda: f05.downtime_verdicts(f05.PROMOTE_QUEUE),
+                 lambda: f05.check_promotion(lambda primary, replica: None)):
+        with pytest.raises(course.NoServerHere, match="of its own.* is not in this page"):
+            step()

@@ -44,8 +44,19 @@ class _Absent:
         self._what = what
 
     def __getattr__(self, name: str):
-        raise NoServerHere(f"{self._what} is not in this page: the page runs the model only. "
-                           "Open the notebook live (Binder or a JupyterHub) to run this cell.")
+        raise NoServerHere(_not_here(self._what))
+
+
+def _not_here(what: str) -> str:
+    return (f"{what} is not in this page: the page runs the model only. Open the notebook live "
+            "(Binder or a JupyterHub) to run this cell.")
+
+
+def needs_servers_of_its_own(what: str) -> None:
+    """Refuses in one line, in a page, a step that starts servers of its own (there are none
+    to start there); does nothing elsewhere."""
+    if native.in_page():
+        raise NoServerHere(_not_here(what))
 
 
 @dataclass

@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING
 
-from trafikey_lab.course import attempts
+from trafikey_lab.course import attempts, needs_servers_of_its_own
 from trafikey_lab.course.feedback import (
     RIGHT,
     WRONG,
@@ -171,6 +171,7 @@ def aof_claim(queue: Queue) -> Shown:
     """A claim on a server of its own with appendonly yes: the commands the file holds for
     it, whether any of them is a verb or carries the password, and the row after a restart
     replays the file."""
+    needs_servers_of_its_own("A server of its own with an append-only file")
     from trafikey_lab.live.executor import LiveExecutor
     from trafikey_lab.live.owned import OwnedServer, owner_secret
 
@@ -209,6 +210,7 @@ def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
     line says whether the server came back before the lease ran out, so that a machine whose
     quick restart takes longer than the lease shows it; both sweeps, max_stalled 1, give the
     same verdict."""
+    needs_servers_of_its_own("An append-only server of its own")
     from trafikey_lab.live.executor import LiveExecutor
     from trafikey_lab.live.owned import OwnedServer
 
@@ -400,6 +402,7 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
     and stopped afterwards, however it ends (so `live`, taken as every checker takes it, is not
     used). Whatever hand_over does, the answer is a finding,
     never an exception."""
+    needs_servers_of_its_own("The check's two servers of its own")
     import redis
 
     from trafikey_lab.live.executor import LiveExecutor

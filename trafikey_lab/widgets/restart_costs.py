@@ -5,17 +5,14 @@ number field for each input, its table and its figure redrawn into one HTML area
 Number fields, not sliders: an ipywidgets slider's handle has no accessible name, while a
 number field's label names it, and its arrow keys step it as a slider's do.
 
-The figure is matplotlib's SVG, and a page that runs the course's Python (the book, in
-Pyodide) has no matplotlib: there the table answers each change and the figure's description
-stands where the figure would be.
+The figure is SVG the library builds as text (`plots.dead_letters.figure_svg`), so the page
+that runs the course's Python (the book, in Pyodide, with no matplotlib) draws it as
+JupyterLab does.
 """
-
-import html
 
 import ipywidgets as widgets
 
-from trafikey_lab.module import native
-from trafikey_lab.plots.dead_letters import dead_letter_alt, figure_svg
+from trafikey_lab.plots.dead_letters import figure_svg
 from trafikey_lab.restart_costs import restart_dead_letters, table_html
 from trafikey_lab.widgets.base import LABELS, Widget
 
@@ -40,14 +37,7 @@ class RestartCosts(Widget):
 
     def update(self, _change=None):
         self.rows = restart_dead_letters(**{k: c.value for k, c in self.controls.items()})
-        self.shown.value = table_html(self.rows) + self._figure()
-
-    def _figure(self) -> str:
-        if native.in_page():
-            return ("<p><b>The figure</b> (drawn with matplotlib, which this page does not "
-                    f"load: a running notebook draws it): {html.escape(dead_letter_alt(self.rows))}"
-                    "</p>")
-        return figure_svg(self.rows)
+        self.shown.value = table_html(self.rows) + figure_svg(self.rows)
 
     def __repr__(self) -> str:
         return "RestartCosts: five number fields, the table and the figure of the model"
