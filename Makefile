@@ -121,10 +121,13 @@ binder-check: $(STAMP)
 #                  notebooks as stored, not run; the widget renderer and the page's Python
 #                  runtime (thebe, thebe-lite, Pyodide) from book/package-lock.json (npm ci),
 #                  its wheels from the package index (pip download, kept in book/_build/wheels),
-#                  all served by the site itself. Where it is published: book/publish.toml
+#                  all served by the site itself; and 07's decision table as a one-page sheet,
+#                  HTML and a PDF Chromium prints (tools/decision_sheet.py). Where it is
+#                  published: book/publish.toml
 # make book-check  make book, then every page in headless Chromium with the network cut off
 #                  (tests/book_site): widgets rendered, alt text, links, launch buttons, axe,
-#                  and the 00 page's Python run in the page
+#                  the sheet and its PDF, and the course's Python run in the pages of 00, 01,
+#                  04 and 05; a full run writes the page's timings into docs/benchmarks.md
 # make linkcheck   the external links of the book, fetched (needs a network; not in make test)
 BOOK_STAMP := $(VENV)/.installed-book
 BOOK_RENDERER := book/node_modules/.package-lock.json

@@ -14,7 +14,8 @@ every link that needs it.
              book's extension and CSS, the widget renderer from book/node_modules, and the
              page's Python runtime: thebe, thebe-lite and Pyodide from book/node_modules,
              the wheels its kernel imports from the package index (RUNTIME below)
-  build      sync, stage, then `jupyter-book build` with warnings as errors: book/_build/html
+  build      sync, stage, then `jupyter-book build` with warnings as errors: book/_build/html,
+             and 07's decision table as a one-page sheet beside it (tools/decision_sheet.py)
   linkcheck  stage, then Sphinx's linkcheck builder over every external link (needs a network)
   timings    write what the book's checks measured of the page's Python (the runtime tests'
              screenshots/runtime.json) into docs/benchmarks.md's section on the book's page;
