@@ -17,6 +17,9 @@
 - A "Run in this page" button on every notebook page: the page's cells become editors whose
   Python runs in the reader's browser (book/_assets/trafikey-runtime.js: thebe, its JupyterLite
   kernel and Pyodide, all served by the site), their stored outputs shown until they run.
+- A file name the build writes at the site's root (07's decision sheet and its PDF), named in a
+  notebook as code, becomes a link to it: in JupyterLab the name stays text, since the file is
+  the book's and is not beside the notebook.
 - Not sphinx-thebe: 0.3, which Jupyter Book 1 always loads, fetches thebe from a CDN and
   declares its settings twice on every page, a script error in the console.
 
@@ -37,6 +40,9 @@ from widget_state import displayed, models, notebook_state
 CHECKER_CALL = re.compile(r"\bcheck_\w+\s*\(")
 # What a figure's text/plain says when no alt text was given to it.
 NO_ALT = re.compile(r"^\s*<(Figure|matplotlib|IPython)\b")
+# What tools/book.py's build writes at the site's root beside the pages (tools/decision_sheet.py;
+# tests/book_site/test_decision_sheet.py finds both linked from 07's page).
+SITE_FILES = ("decision-table.html", "decision-table.pdf")
 
 
 def setup(app: Sphinx) -> dict:
@@ -73,6 +79,7 @@ def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
     state = notebook_state(notebook)
     links = launch_links(app, docname)
     add_runtime_button(doctree)
+    link_site_files(doctree, "../" * docname.count("/"))
     for cell in list(doctree.findall(_code_cell)):
         give_figures_their_alt(cell)
         stored = notebook["cells"][cell["cell_index"]]
@@ -82,6 +89,14 @@ def annotate_notebook(app: Sphinx, doctree: nodes.document) -> None:
                                widget_note(buttons(views, state), links))
         elif CHECKER_CALL.search("".join(stored.get("source", ""))):
             cell.parent.insert(cell.parent.index(cell) + 1, checker_note(links))
+
+
+def link_site_files(doctree: nodes.document, to_root: str) -> None:
+    for literal in list(doctree.findall(nodes.literal)):
+        if literal.astext() in SITE_FILES:
+            link = nodes.reference("", "", internal=False, refuri=to_root + literal.astext())
+            literal.replace_self(link)
+            link += literal
 
 
 RUNTIME_BUTTON = (
