@@ -163,5 +163,5 @@ def test_05s_parts_that_start_servers_of_their_own_refuse_in_one_line_in_a_page(
     for step in (lambda: f05.aof_claim(f05.PROMOTE_QUEUE),
                  lambda: f05.downtime_verdicts(f05.PROMOTE_QUEUE),
                  lambda: f05.check_promotion(lambda primary, replica: None)):
-        with pytest.raises(course.NoServerHere, match="of its own.* is not in this page"):
+        with pytest.raises(course.NoServerHere, match=r"of its own.* is not in this page"):
             step()
