@@ -165,3 +165,33 @@ def test_05s_parts_that_start_servers_of_their_own_refuse_in_one_line_in_a_page(
                  lambda: f05.check_promotion(lambda primary, replica: None)):
         with pytest.raises(course.NoServerHere, match=r"of its own.* is not in this page"):
             step()
+
+
+# 01's and 03's checkers in a page: no C module was built there, so the library cannot open.
+CHECKERS_WITHOUT_THE_C = """
+from pathlib import Path
+from trafikey_lab.module import build, native
+native.in_page = lambda: True
+build.module_path = lambda: Path("/nowhere/trafikey.so")
+from trafikey_lab.course.one_reader import THIS_PROCESS, check_stops
+from trafikey_lab.course.one_value_per_process import check_shape_check
+shape = check_shape_check(lambda v: len(v) == 40 and all(c in b"0123456789abcdef" for c in v))
+short = check_shape_check(lambda v: len(v) == 40)
+rows = {"type": None, "group": {"state": "active", "group": "lane-a"},
+        "lease_epoch": {"state": "active"},
+        "stalled": {"state": "active", "lease_epoch": THIS_PROCESS}}
+stops = check_stops(rows)
+print(shape.right, short.right, stops.right)
+print(shape.text)
+print(stops.text)
+"""
+
+
+def test_01s_and_03s_checkers_answer_in_a_page_from_the_model_and_say_so():
+    run = run_fresh(CHECKERS_WITHOUT_THE_C)
+    assert run.returncode == 0, run.stderr
+    verdicts, *text = run.stdout.splitlines()
+    assert verdicts == "True False True"
+    text = "\n".join(text)
+    assert "held to the model's shape check (epoch.valid_run_id): the C module is not in" in text
+    assert "decided by the model alone: the C module is not in this page" in text
