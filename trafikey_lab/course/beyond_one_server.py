@@ -26,24 +26,18 @@ from trafikey_lab.course.limits import Shown, failback, promoted_replica, unavai
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
 from trafikey_lab.histories import JOB, LEASE_MS
+from trafikey_lab.plots.dead_letters import plot_dead_letters
 from trafikey_lab.restart_costs import dead_letter_table, restart_dead_letters
 from trafikey_lab.text import plain
 from trafikey_lab.widgets.restart_costs import RestartCosts
 
-# The live server's kinds load redis, and the static figure matplotlib: each part that needs
-# them loads them when called, so that the restart costs, which are the model's alone, import
-# in a page with neither (the book, in Pyodide).
+# The live server's kinds load redis: each part that needs them loads them when called, so that
+# the restart costs, which are the model's alone, import in a page with no redis (the book, in
+# Pyodide). The static figure loads matplotlib only when it draws.
 if TYPE_CHECKING:
     from trafikey_lab.live.executor import LiveExecutor
     from trafikey_lab.live.owned import OwnedServer
     from trafikey_lab.live.server import LabServer
-
-
-def plot_dead_letters(*args, **kwargs):
-    """The restart costs' bars, drawn (trafikey_lab.plots.dead_letters.plot_dead_letters)."""
-    from trafikey_lab.plots.dead_letters import plot_dead_letters as plot
-
-    return plot(*args, **kwargs)
 
 
 __all__ = ["aof_claim", "check_promotion", "dead_letter_table", "downtime_verdicts", "failback",
