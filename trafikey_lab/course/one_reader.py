@@ -330,14 +330,8 @@ def check_stops(rows, *, live: Executor | None = None,
             del stored[read]
             continue
         verdict, asked = decide_row(run_id, STOP_MAX_STALLED, stored[read])
-        finding = _stop_finding(read, asked[-1].value, verdict.kind)
-        # a page that runs the course's Python has no C module: the model's decision alone
-        native_verdict = verdict.kind if native.in_page() else _native_decision(run_id,
-                                                                                 stored[read])
-        if native_verdict != verdict.kind:
-            finding = Finding(WRONG, f"{read}: the model says {verdict.kind}, the C module "
-                                     f"says {native_verdict}: report this as a bug")
-        findings.append(finding)
+        findings.append(_against_the_c(read, run_id, stored[read], verdict.kind,
+                                       _stop_finding(read, asked[-1].value, verdict.kind)))
     if len(stored) == len(READS):
         findings += _swept_together(stored, rows, model, live, queue)
     if native.in_page():
@@ -352,6 +346,18 @@ def _typed_values(row) -> list[bytes]:
         return []
     return [v.encode() if isinstance(v, str) else v for v in row.values()
             if isinstance(v, (bytes, str))]
+
+
+def _against_the_c(read: str, run_id: bytes, row, model_kind: str, finding: Finding) -> Finding:
+    """The finding, unless the module's C decides the row otherwise than the model. A page
+    that runs the course's Python has no C module: there the model's decision stands alone."""
+    if native.in_page():
+        return finding
+    native_kind = _native_decision(run_id, row)
+    if native_kind == model_kind:
+        return finding
+    return Finding(WRONG, f"{read}: the model says {model_kind}, the C module says "
+                          f"{native_kind}: report this as a bug")
 
 
 def _native_decision(run_id: bytes, row) -> str:
