@@ -109,6 +109,22 @@ static void set_row(ValkeyModuleCtx *ctx, ValkeyModuleString *prefix, ValkeyModu
     ValkeyModule_FreeString(ctx, name);
 }
 
+/* The first n members of active by score, read before any is written: the set
+ * cannot change under its own iterator. */
+static ValkeyModuleString **first_members(ValkeyModuleCtx *ctx, ValkeyModuleKey *active, long long n,
+                                          long long *taken)
+{
+    ValkeyModuleString **ids = ValkeyModule_PoolAlloc(ctx, (size_t)n * sizeof *ids);
+    *taken = 0;
+    ValkeyModule_ZsetFirstInScoreRange(active, -HUGE_VAL, HUGE_VAL, 0, 0);
+    while (*taken < n && !ValkeyModule_ZsetRangeEndReached(active)) {
+        ids[(*taken)++] = ValkeyModule_ZsetRangeCurrentElement(active, NULL);
+        if (!ValkeyModule_ZsetRangeNext(active)) break;
+    }
+    ValkeyModule_ZsetRangeStop(active);
+    return ids;
+}
+
 /* FLOOR.WRITES <active> <pending> <dead> <prefix> <kinds> <n>: see the top. */
 static int writes_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int argc)
 {
@@ -132,15 +148,8 @@ static int writes_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int a
     }
     long long now = ValkeyModule_Milliseconds();
 
-    /* The members first: the set cannot change under its own iterator. */
-    ValkeyModuleString **ids = ValkeyModule_PoolAlloc(ctx, (size_t)n * sizeof *ids);
-    long long taken = 0;
-    ValkeyModule_ZsetFirstInScoreRange(active, -HUGE_VAL, HUGE_VAL, 0, 0);
-    while (taken < n && !ValkeyModule_ZsetRangeEndReached(active)) {
-        ids[taken++] = ValkeyModule_ZsetRangeCurrentElement(active, NULL);
-        if (!ValkeyModule_ZsetRangeNext(active)) break;
-    }
-    ValkeyModule_ZsetRangeStop(active);
+    long long taken;
+    ValkeyModuleString **ids = first_members(ctx, active, n, &taken);
 
     for (long long i = 0; i < taken; i++) {
         int kind = kinds[i % (long long)kinds_len];
@@ -175,14 +184,8 @@ static int remove_command(ValkeyModuleCtx *ctx, ValkeyModuleString **argv, int a
         if (ValkeyModule_KeyType(active) != VKM_KEYTYPE_ZSET) {
             return ValkeyModule_ReplyWithError(ctx, "ERR FLOOR active must be a sorted set: lay it out first");
         }
-        ValkeyModuleString **ids = ValkeyModule_PoolAlloc(ctx, (size_t)n * sizeof *ids);
-        long long taken = 0;
-        ValkeyModule_ZsetFirstInScoreRange(active, -HUGE_VAL, HUGE_VAL, 0, 0);
-        while (taken < n && !ValkeyModule_ZsetRangeEndReached(active)) {
-            ids[taken++] = ValkeyModule_ZsetRangeCurrentElement(active, NULL);
-            if (!ValkeyModule_ZsetRangeNext(active)) break;
-        }
-        ValkeyModule_ZsetRangeStop(active);
+        long long taken;
+        ValkeyModuleString **ids = first_members(ctx, active, n, &taken);
         start = ValkeyModule_MonotonicMicroseconds();
         for (long long i = 0; i < taken; i++) {
             int deleted = 0;
