@@ -11,7 +11,7 @@ matplotlib, so that the explorable lease redraws it on every move in any page.
 
 from trafikey_lab.plots.palette import GREY, OKABE_ITO
 from trafikey_lab.plots.svg import CROSS_HATCH, Drawing, fitting
-from trafikey_lab.plots.timeline import COUNTED_COLOUR, EXEMPT_COLOUR, process_colour
+from trafikey_lab.plots.timeline import COUNTED_COLOUR, EXEMPT_COLOUR, PAD, process_colour
 from trafikey_lab.schedule import EXTENSIONS, WORKERS, Decision, Schedule, sentence
 
 WIDTH, HEIGHT = 640, 222
@@ -20,8 +20,6 @@ LEFT, RIGHT = 60, 16
 SERVER_TOP, SERVER_HEIGHT = 44, 30
 LEASE_Y = 128
 AXIS_Y = 180
-PAD = 4
-"""Between a band's edge and its label."""
 TICK_STEPS = (10, 20, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000)
 
 
