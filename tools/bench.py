@@ -44,7 +44,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import redis
 
-from trafikey_lab import LiveExecutor, OwnedServer, Queue, histories
+from trafikey_lab import LiveExecutor, OwnedServer, Queue, player, stories
 from trafikey_lab.live import scripted
 from trafikey_lab.plots.palette import colour
 
@@ -342,7 +342,7 @@ def history_breakdown():
     try:
         live = TimedLive(server)
         start = time.perf_counter()
-        trace = histories.play("restarted", 1, live)
+        trace = player.play("restarted", 1, live)
         total = time.perf_counter() - start
     finally:
         server.stop()
@@ -352,7 +352,7 @@ def history_breakdown():
         "lease wait": live.wait_s,
         "everything else": total - live.restart_s - live.wait_s,
         "history": total,
-        "lease_ms": histories.LEASE_MS,
+        "lease_ms": stories.LEASE_MS,
         "verdict": trace.outcome,
     }
 

@@ -21,7 +21,7 @@ from chromium import find_chromium, launched
 
 from trafikey_lab.course.in_production import model_table
 from trafikey_lab.course.registry import notebook
-from trafikey_lab.scenarios import BUDGETS
+from trafikey_lab.stories import BUDGETS
 from trafikey_lab.table import Table
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,8 +1,8 @@
 """trafikey lab: the lease epoch of trafikey, as a model, a native Valkey module and a course.
 
 The names below are the package's face. Each is loaded from its module the first time it is
-asked for (PEP 562), so that importing the pure core (trafikey_lab.epoch, sweep, model,
-histories, schedule) loads neither redis nor a server kind nor a plotting library.
+asked for (PEP 562), so that importing the pure core (trafikey_lab.epoch, sweep, model, stories,
+player, schedule) loads neither redis nor a server kind nor a plotting library.
 """
 
 from importlib import import_module
@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for the type checker only
         ServerStopped,
     )
     from trafikey_lab.executors import Executor, ModelExecutor, Queue
-    from trafikey_lab.histories import HISTORIES, Trace, compare, play, reading_line
     from trafikey_lab.live.attached import AttachedServer
     from trafikey_lab.live.choose import choose_server
     from trafikey_lab.live.client import ServerGone
@@ -31,6 +30,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for the type checker only
     from trafikey_lab.live.owned import OwnedServer
     from trafikey_lab.live.server import LabServer
     from trafikey_lab.module.build import module_path
+    from trafikey_lab.player import Trace, compare, play, reading_line
+    from trafikey_lab.stories import HISTORIES
 
 _HOMES = {
     "BadNamespace": "trafikey_lab.errors",
@@ -49,11 +50,11 @@ _HOMES = {
     "ModelExecutor": "trafikey_lab.executors",
     "Queue": "trafikey_lab.executors",
     "LiveExecutor": "trafikey_lab.live.executor",
-    "HISTORIES": "trafikey_lab.histories",
-    "Trace": "trafikey_lab.histories",
-    "compare": "trafikey_lab.histories",
-    "play": "trafikey_lab.histories",
-    "reading_line": "trafikey_lab.histories",
+    "HISTORIES": "trafikey_lab.stories",
+    "Trace": "trafikey_lab.player",
+    "compare": "trafikey_lab.player",
+    "play": "trafikey_lab.player",
+    "reading_line": "trafikey_lab.player",
     "AttachedServer": "trafikey_lab.live.attached",
     "choose_server": "trafikey_lab.live.choose",
     "OwnedServer": "trafikey_lab.live.owned",

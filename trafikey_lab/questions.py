@@ -9,7 +9,7 @@ tests hold each question here against the model and the C without a widget.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from trafikey_lab.histories import History
+from trafikey_lab.stories import Story
 
 LETTERS = "ABCDEFGH"
 
@@ -184,7 +184,7 @@ ONE_READER = Question(
 decision needs for that, and what it writes."""
 
 
-QUESTION_HISTORY = History(
+QUESTION_HISTORY = Story(
     "counted_then_extended_by_script",
     "one stall counted, then extended by a script after a restart",
     ("add", "claim", "expire", "sweep", "claim", "restart", "scripted_extend", "expire", "sweep"),

@@ -25,21 +25,10 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TypeVar
 
-from trafikey_lab import epoch
+from trafikey_lab import epoch, player
 from trafikey_lab.executors import Executor, Queue
-from trafikey_lab.histories import (
-    CLAIMS,
-    EXTENSIONS,
-    GRANTS,
-    JOB,
-    Action,
-    History,
-    Performed,
-    Step,
-    Trace,
-    outcome_of,
-    perform,
-)
+from trafikey_lab.player import Performed, Trace
+from trafikey_lab.stories import CLAIMS, EXTENSIONS, GRANTS, STORIES, Action, Story
 from trafikey_lab.sweep import Outcome, Reading, count_stall
 
 WORKERS = {"stops": "stops", "extend": "EMQ.EXTEND", "scripted_extend": "extend2"}
@@ -64,16 +53,15 @@ class Schedule:
     stalled_before: int = 0
 
 
-PRESETS = {
-    "stalled": ("the worker stalled", Schedule(restarts=False)),
-    "restarted": ("the server restarted", Schedule()),
-    "extended": ("extended after the restart",
-                 Schedule(worker="extend", worker_at_ms=800, sweep_at_ms=2000)),
-    "upgrade": ("claimed before the upgrade", Schedule(claim="scripted_claim")),
-    "fifth": ("extended by a script after the restart",
-              Schedule(worker="scripted_extend", worker_at_ms=800, sweep_at_ms=2000)),
-}
-"""The dive's four histories and 04's fifth, at times that leave each boundary far away."""
+PRESETS = {key: (STORIES[key].title, schedule) for key, schedule in (
+    ("stalled", Schedule(restarts=False)),
+    ("restarted", Schedule()),
+    ("extended", Schedule(worker="extend", worker_at_ms=800, sweep_at_ms=2000)),
+    ("upgrade", Schedule(claim="scripted_claim")),
+    ("fifth", Schedule(worker="scripted_extend", worker_at_ms=800, sweep_at_ms=2000)),
+)}
+"""The dive's four histories and 04's fifth, at times that leave each boundary far away; their
+titles are the stories'."""
 
 
 def problems(schedule: Schedule) -> list[str]:
@@ -261,7 +249,7 @@ def _ran_out(schedule: Schedule, deadline: int) -> str:
 # -- playing a schedule -----------------------------------------------------------------------
 
 
-class Clock:
+class Timer:
     """When each moment runs on an executor: the model's clock is set to it; `LivePlan` waits
     for the live server's."""
 
@@ -287,79 +275,72 @@ E = TypeVar("E", bound=Executor)
 the model and reads its plan of the sweep)."""
 
 
-def _call(schedule: Schedule, moment: Moment) -> str | Callable[[Performed], str] | None:
-    """How the trace names a moment's call, or None for the sweep, which play reads apart: an
-    extension's name says its attempt, known only once it ran."""
-    if moment.action == Action.CLAIM:
-        return f"EMQ.CLAIM lease {schedule.lease_ms} ms"
-    if moment.action == Action.SCRIPTED_CLAIM:
-        return f"claim2 script, lease {schedule.lease_ms} ms"
-    if moment.action == Action.RESTART:
-        return f"restart at {moment.at_ms} ms for {schedule.restart_ms} ms"
-    if moment.action in EXTENSIONS:
-        verb = f"{WORKERS[moment.action]} at {moment.at_ms} ms"
-        return lambda done: f"{verb}, attempt {done.attempt}, lease {schedule.lease_ms} ms"
-    return None
+class _Timed(player.Clock):
+    """The player's clock for a schedule: the story's steps after `add` (and the `stalled`
+    count) are the schedule's moments, each waited for on `timer` and named with its time."""
+
+    def __init__(self, schedule: Schedule, timer: Timer, order: tuple[Moment, ...],
+                 first: int) -> None:
+        self.schedule, self.timer, self.first = schedule, timer, first
+        self.moments = {first + n: moment for n, moment in enumerate(order)}
+        self.stalled_before = schedule.stalled_before
+
+    def wait(self, index: int, executor: Executor, queue: Queue) -> None:
+        if (moment := self.moments.get(index)) is None:
+            return
+        if index == self.first:  # the claim: the origin of every other moment
+            self.timer.start(executor, queue)
+        else:
+            self.timer.wait(executor, moment, executor.deadline(queue, player.JOB))
+
+    def lease_ms(self, index: int, lease_ms: int) -> int:
+        moment = self.moments.get(index)
+        if moment is None or moment.action not in GRANTS:
+            return 0
+        return self.timer.lease_ms(self.schedule, moment)
+
+    def name(self, index: int, action: str, done: Performed, lease_ms: int,
+             max_stalled: int) -> str:
+        s, moment = self.schedule, self.moments.get(index)
+        if moment is None:
+            return (f"HSET stalled {s.stalled_before}" if action == Action.STALLED
+                    else player.call_text(action, done, lease_ms=0, max_stalled=max_stalled))
+        if action == Action.RESTART:
+            return f"restart at {moment.at_ms} ms for {s.restart_ms} ms"
+        if action in EXTENSIONS:
+            return (f"{WORKERS[action]} at {moment.at_ms} ms, attempt {done.attempt}, lease "
+                    f"{s.lease_ms} ms")
+        if action == Action.SWEEP:
+            return f"EMQ.STALLED.CHECK at {moment.at_ms} ms, max_stalled {s.max_stalled}"
+        return player.call_text(action, done, lease_ms=s.lease_ms, max_stalled=max_stalled)
+
+    def after(self, index: int, executor: Executor, queue: Queue) -> None:
+        if (moment := self.moments.get(index)) is not None:
+            self.timer.granted(executor, moment, executor.deadline(queue, player.JOB))
 
 
-def play(schedule: Schedule, executor: E, queue: Queue = Queue("{lease}"),
-         clock: Clock | None = None,
+def play(schedule: Schedule, executor: E, queue: Queue = player.QUEUE,
+         clock: Timer | None = None,
          before_sweep: Callable[[E], object] | None = None) -> Trace:
-    """Plays the schedule from an empty queue, one call at its time, and returns its trace.
+    """Plays the schedule from an empty queue, one call at its time, and returns its trace:
+    the player's loop over the schedule's moments, with `clock` for their times.
 
     before_sweep, if given, is called with the executor just before the sweep runs (the
     widget takes the model's read pass there)."""
     if found := problems(schedule):
         raise ValueError("; ".join(found))
-    clock = clock or Clock()
-    executor.clear(queue)
-    row_key = queue.prefix + JOB
-    steps: list[Step] = []
+    order = moments(schedule)
+    setup = (Action.ADD, Action.STALLED) if schedule.stalled_before else (Action.ADD,)
+    story = Story("schedule", "your schedule", (*setup, *(m.action for m in order)),
+                  sentence(schedule))
 
-    def record(action: str, call: str, reply: object) -> None:
-        steps.append(Step(action, call, reply, executor.row(queue, JOB), executor.run_id,
-                          executor.now_ms()))
+    def progress(index: int, count: int, action: str) -> None:
+        if action == Action.SWEEP and before_sweep is not None:
+            before_sweep(executor)
 
-    def step(action: str, call: str | Callable[[Performed], str], lease_ms: int = 0) -> Step:
-        """One step by the histories' interpreter; `call` names it, from what it did if the
-        name depends on that (an extension's attempt)."""
-        done = perform(action, executor, queue, lease_ms=lease_ms,
-                       max_stalled=schedule.max_stalled)
-        steps.append(Step(action, call(done) if callable(call) else call, done.value,
-                          executor.row(queue, JOB), executor.run_id, executor.now_ms()))
-        return steps[-1]
-
-    step(Action.ADD, f"add {JOB.decode()}")
-    if _stalled(schedule) is not None:
-        record(Action.STALLED, f"HSET stalled {schedule.stalled_before}",
-               executor.call("HSET", row_key, "stalled", schedule.stalled_before))
-    clock.start(executor, queue)
-    stamp: bytes | None = None
-    sweep_run_id = ""
-    outcome = Outcome.UNTOUCHED
-    due = False
-    for moment in moments(schedule):
-        if moment.action != schedule.claim:
-            clock.wait(executor, moment, executor.deadline(queue, JOB))
-        lease = clock.lease_ms(schedule, moment) if moment.action in GRANTS else 0
-        if (call := _call(schedule, moment)) is not None:
-            step(moment.action, call, lease)
-        else:
-            stamp = executor.row(queue, JOB).get(b"lease_epoch")
-            if before_sweep is not None:
-                before_sweep(executor)
-            swept = step(Action.SWEEP, f"EMQ.STALLED.CHECK at {moment.at_ms} ms, max_stalled "
-                                       f"{schedule.max_stalled}")
-            sweep_run_id = swept.run_id
-            outcome = outcome_of(swept.reply)
-            # the server's own word: a lease the sweep found due is in one of its reply's lists
-            due = outcome != Outcome.UNTOUCHED
-        clock.granted(executor, moment, executor.deadline(queue, JOB))
-    history = History("schedule", "your schedule", tuple(s.action for s in steps),
-                      sentence(schedule))
-    return Trace(history, schedule.max_stalled, executor.name, tuple(steps), stamp,
-                 sweep_run_id, epoch.exempt(stamp, sweep_run_id.encode()), outcome, due=due)
-
+    timed = _Timed(schedule, clock or Timer(), order, len(setup))
+    return player.play(story, schedule.max_stalled, executor, queue, schedule.lease_ms,
+                       progress=progress, clock=timed)
 
 
 # -- the live replay --------------------------------------------------------------------------
@@ -375,7 +356,7 @@ def key_times(schedule: Schedule) -> list[int]:
     return sorted(times)
 
 
-class LivePlan(Clock):
+class LivePlan(Timer):
     """The schedule replayed on a live server within about `budget_ms` of real time.
 
     A real server cannot honour every time: waits overshoot by a few ms, a call takes its round
@@ -517,7 +498,7 @@ class LivePlan(Clock):
         return "; ".join(parts) + ". " + order[0].upper() + order[1:] + "."
 
 
-def play_live(schedule: Schedule, executor: Executor, queue: Queue = Queue("{lease}"),
+def play_live(schedule: Schedule, executor: Executor, queue: Queue = player.QUEUE,
               **plan: int) -> tuple[Trace, LivePlan]:
     """The schedule on a live executor at its replay's times; returns the trace and the plan,
     whose `report` says how it was scaled and whether the order held."""

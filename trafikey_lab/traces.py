@@ -7,20 +7,19 @@ a schedule, so that each says these things in one set of words.
 """
 
 from trafikey_lab.executors import ModelExecutor, Queue
-from trafikey_lab.histories import History, Step, Trace, compare, play
 from trafikey_lab.model import SweptMember
+from trafikey_lab.player import QUEUE, Step, Trace, compare, play
+from trafikey_lab.stories import Story
 from trafikey_lab.sweep import Reading, Verdict, count_stall
 from trafikey_lab.text import plain, reply, short
 
-QUEUE = Queue("{lease}")
-"""The queue a played history uses unless told another."""
 MAX_STALLED = (1, 2, 3, 4, 5)
 """The budgets a learner can pick."""
 AGREE = "✓ agree"
 DIFFER = "✗ differ"
 
 
-def play_on_model(history: History | str, max_stalled: int,
+def play_on_model(history: Story | str, max_stalled: int,
                   queue: Queue = QUEUE) -> tuple[Trace, list[SweptMember]]:
     """Plays the history on a fresh model and returns (trace, plan): the plan is the model's
     read pass over the queue just before the sweep the trace reads, its last

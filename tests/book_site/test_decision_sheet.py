@@ -15,7 +15,8 @@ from browser.axe import AXE_JS
 from pypdf import PdfReader
 
 from trafikey_lab.course.in_production import model_table
-from trafikey_lab.scenarios import COLUMNS, SCENARIOS
+from trafikey_lab.scenarios import COLUMNS
+from trafikey_lab.stories import TABLE as SCENARIOS
 
 from .site import SCREENSHOTS
 

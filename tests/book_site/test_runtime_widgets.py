@@ -21,7 +21,7 @@ from dataclasses import replace
 import pytest
 
 from trafikey_lab import schedule as S
-from trafikey_lab.histories import reading_line
+from trafikey_lab.player import reading_line
 from trafikey_lab.plots import schedule_timeline, timeline
 from trafikey_lab.plots.dead_letters import dead_letter_alt
 from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART

@@ -8,7 +8,8 @@ import re
 import pytest
 from lab_pages.notebook import _PANEL, course_notebook
 
-from trafikey_lab.scenarios import COLUMNS, SCENARIOS
+from trafikey_lab.scenarios import COLUMNS
+from trafikey_lab.stories import TABLE as SCENARIOS
 
 # Each code cell's result as the notebook's model holds it: its text/plain and text/html.
 _RESULTS = "(path) => {" + _PANEL + """

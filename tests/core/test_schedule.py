@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from trafikey_lab import schedule as S
 from trafikey_lab.executors import ModelExecutor
-from trafikey_lab.histories import JOB
 from trafikey_lab.schedule import Schedule, decide, play
+from trafikey_lab.stories import JOB
 
 
 def ms(high=3000):

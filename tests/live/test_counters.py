@@ -10,8 +10,9 @@ import pytest
 import redis
 
 from trafikey_lab import LiveExecutor, ModelExecutor, Queue, ReplyError
-from trafikey_lab.histories import HISTORIES, play
 from trafikey_lab.model import new_counters
+from trafikey_lab.player import play
+from trafikey_lab.stories import HISTORIES
 
 QUEUE = Queue("{counted}")
 VERDICT_OF = {

@@ -5,9 +5,11 @@ model makes keeps the course's one line."""
 import pytest
 
 from trafikey_lab import scenarios
-from trafikey_lab.histories import JOB
 from trafikey_lab.live.stage import stage_for
-from trafikey_lab.scenarios import BUDGETS, SCENARIOS, Event, ModelStage, facts, play, play_all
+from trafikey_lab.player import ModelStage
+from trafikey_lab.scenarios import facts, play, play_all
+from trafikey_lab.stories import BUDGETS, JOB, Event
+from trafikey_lab.stories import TABLE as SCENARIOS
 from trafikey_lab.sweep import Outcome, Reading
 
 

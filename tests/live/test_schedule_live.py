@@ -11,7 +11,7 @@ import pytest
 
 from trafikey_lab import LiveExecutor, ModelExecutor
 from trafikey_lab import schedule as S
-from trafikey_lab.histories import compare
+from trafikey_lab.player import compare
 from trafikey_lab.schedule import Schedule
 
 SERVERS = 4

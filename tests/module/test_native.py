@@ -203,7 +203,7 @@ def test_counted_stall_reaching_the_budget_is_dead(stalled, max_stalled, expecte
         ("the worker stalled", NOW, NOW, True),
         ("the server restarted", ZERO, NOW, False),
         ("extended after the restart", ZERO, ZERO, True),
-        ("claimed before the upgrade", ZERO, None, False),
+        ("claimed by a script before the upgrade", ZERO, None, False),
     ],
 )
 def test_four_histories_verdicts(history, run_id, stamp, counted, max_stalled):

@@ -22,9 +22,10 @@ from trafikey_lab.course.one_lease_across_a_restart import (
     model_against_live,
     outcome_table,
 )
-from trafikey_lab.histories import JOB, OUTCOME, History
+from trafikey_lab.player import OUTCOME
 from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART as QUESTION
 from trafikey_lab.questions import QUESTION_HISTORY, QUESTION_MAX_STALLED
+from trafikey_lab.stories import JOB, Story
 from trafikey_lab.traces import (
     AGREE,
     DIFFER,
@@ -54,7 +55,7 @@ def test_outcome_table_covers_every_history_at_each_budget():
     assert len(table.rows) == 2 * len(HISTORIES)
     restarted_1 = next(r for r in table.rows if r[0] == "the server restarted" and r[1] == "1")
     assert restarted_1[2:] == ("3f2c…0812", "0000…0000", "exempt", "recovered", "dead")
-    upgrade_2 = next(r for r in table.rows if r[0] == "claimed before the upgrade" and r[1] == "2")
+    upgrade_2 = next(r for r in table.rows if r[0] == HISTORIES["upgrade"].title and r[1] == "2")
     assert upgrade_2[2:] == ("(none)", "0000…0000", "exempt", "recovered", "recovered")
 
 
@@ -71,7 +72,7 @@ def test_comparison_rows_mark_agreement_and_name_what_differs():
 def test_comparison_rows_end_with_the_labs_reading_and_the_outcome_not_a_step():
     trace = play("restarted", 2, ModelExecutor())
     rows = comparison_rows(trace, trace)
-    assert [row[0] for row in rows] == [*trace.history.steps, OUTCOME]
+    assert [row[0] for row in rows] == [*trace.story.steps, OUTCOME]
     assert rows[-1][1:3] == ("read as exempt → recovered", "read as exempt → recovered")
 
 
@@ -175,7 +176,7 @@ def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option
     # A primary promoted back without restarting keeps its run_id: on the model, that is the
     # history with no restart at all.
     steps = tuple(s for s in QUESTION_HISTORY.steps if s != "restart")
-    trace = play(History("failback", "no new run_id", steps, ""), QUESTION_MAX_STALLED,
+    trace = play(Story("failback", "no new run_id", steps, ""), QUESTION_MAX_STALLED,
                  ModelExecutor())
     assert not trace.exempt
     assert trace.outcome == "dead"

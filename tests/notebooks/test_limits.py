@@ -16,11 +16,12 @@ from trafikey_lab.course import limits
 from trafikey_lab.live import replicas
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.plots.timeline import draw_timeline
+from trafikey_lab.stories import STORIES
 
 QUEUE = Queue("{caveat}")
 
 
-@pytest.mark.parametrize("history", [limits.SCRIPTS_ONLY, limits.SCRIPTED_EXTENSION],
+@pytest.mark.parametrize("history", [limits.SCRIPTS_ONLY, STORIES["fifth"]],
                          ids=lambda h: h.key)
 def test_a_lease_whose_row_holds_no_stamp_of_the_sweeper_is_exempt_on_model_and_live(live,
                                                                                       history):
@@ -33,7 +34,7 @@ def test_a_lease_whose_row_holds_no_stamp_of_the_sweeper_is_exempt_on_model_and_
 
 
 def test_a_scripts_lease_on_a_row_this_process_stamped_is_counted_on_model_and_live(live):
-    traces = [play(limits.STAMP_OUTLIVES_LEASE, 2, executor) for executor in (ModelExecutor(),
+    traces = [play(STORIES["claim2_on_stamped_row"], 2, executor) for executor in (ModelExecutor(),
                                                                                 live)]
     assert [row for row in compare(*traces) if not row[1]] == []
     on_live = traces[1]
@@ -53,7 +54,7 @@ def test_a_scripts_lease_on_a_row_this_process_stamped_is_counted_on_model_and_l
 @pytest.mark.parametrize("executor", ["model", "live"])
 def test_the_stamp_outlives_the_lease_caveat_shows_both_executors_agreeing(request, executor):
     shown = limits.stamp_outlives_the_lease(request.getfixturevalue(executor), QUEUE)
-    title = limits.STAMP_OUTLIVES_LEASE.title
+    title = STORIES["claim2_on_stamped_row"].title
     assert shown.lines == (
         "model: the first sweep leaves stalled 1 · state pending; claim2 grants attempt 2 and "
         "the row keeps a stamp of process 1",
@@ -70,7 +71,7 @@ def test_the_stamp_outlives_the_lease_caveat_shows_both_executors_agreeing(reque
 
 
 def test_a_scripted_extension_moves_the_deadline_and_keeps_the_first_processs_stamp(live):
-    trace = play(limits.SCRIPTED_EXTENSION, 1, live)
+    trace = play(STORIES["fifth"], 1, live)
     before, after = (trace.steps[i] for i in (2, 3))
     assert (before.action, after.action) == ("restart", "scripted_extend")
     assert after.reply == 1
@@ -78,7 +79,7 @@ def test_a_scripted_extension_moves_the_deadline_and_keeps_the_first_processs_st
 
 
 def test_the_timeline_draws_a_scripted_extension_hollow_and_names_the_stamp_it_kept():
-    drawn = draw_timeline(play(limits.SCRIPTED_EXTENSION, 1, ModelExecutor()))
+    drawn = draw_timeline(play(STORIES["fifth"], 1, ModelExecutor()))
     try:
         assert [t.get_text() for t in drawn["stamp_labels"]] == [
             "stamp 3f2c…0812", "no new stamp\n(3f2c…0812 stays)"]

@@ -11,7 +11,6 @@ import pytest
 from matplotlib.colors import to_hex
 
 from trafikey_lab import HISTORIES, ModelExecutor, play
-from trafikey_lab.course.limits import SCRIPTED_EXTENSION
 from trafikey_lab.plots.alt import alt_text as figure_alt
 from trafikey_lab.plots.alt import img_html
 from trafikey_lab.plots.svg import text_width
@@ -122,7 +121,7 @@ def test_the_figure_carries_alt_text_built_from_the_trace_it_draws(history):
     trace, d = drawn(history, 2)
     text = figure_alt(d["figure"])
     assert text == alt_text(trace)
-    assert text.startswith(f'Timeline of one lease, "{trace.history.title}", max_stalled 2, '
+    assert text.startswith(f'Timeline of one lease, "{trace.story.title}", max_stalled 2, '
                            "played on the model.")
     assert text.endswith(f": {trace.reading}, so the job is {trace.outcome}.")
     assert 'alt="Timeline of one lease' in img_html(d["figure"])
@@ -141,7 +140,7 @@ def test_the_alt_text_tells_each_step_and_which_process_each_stamp_names():
 def test_the_alt_text_says_a_script_writes_no_stamp_and_what_the_row_keeps():
     assert "scripted claim in process 1, which writes no stamp: the row has none" in \
         figure_alt(drawn("upgrade")[1]["figure"])
-    extension = alt_text(play(SCRIPTED_EXTENSION, 1, ModelExecutor()))
+    extension = alt_text(play("fifth", 1, ModelExecutor()))
     assert "scripted extend in process 2, which writes no stamp: the row keeps the stamp of " \
            "process 1" in extension
     assert "The sweep finds the stamp of process 1 and runs in process 2: exempt" in extension
@@ -181,7 +180,7 @@ def test_the_svg_is_an_image_titled_by_the_history_and_described_by_its_alt_text
     assert figure.get("role") == "img"
     title, desc = figure.find(f"{SVG}title"), figure.find(f"{SVG}desc")
     assert figure.get("aria-labelledby") == f"{title.get('id')} {desc.get('id')}"
-    assert title.text == f"Timeline of one lease: {trace.history.title} · max_stalled 2 · model"
+    assert title.text == f"Timeline of one lease: {trace.story.title} · max_stalled 2 · model"
     assert desc.text == alt_text(trace)
 
 

@@ -11,7 +11,10 @@ import decision_sheet
 import pytest
 
 from trafikey_lab.course.in_production import model_table
-from trafikey_lab.scenarios import BUDGETS, COLUMNS, SCENARIOS, ModelStage, play
+from trafikey_lab.player import ModelStage
+from trafikey_lab.scenarios import COLUMNS, play
+from trafikey_lab.stories import BUDGETS
+from trafikey_lab.stories import TABLE as SCENARIOS
 from trafikey_lab.table import Table
 
 VOID = {"meta", "link", "br", "img", "hr", "input"}

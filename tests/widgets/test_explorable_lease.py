@@ -6,9 +6,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from trafikey_lab import schedule as S
-from trafikey_lab.histories import JOB
 from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.plots.schedule_timeline import alt_text
+from trafikey_lab.stories import JOB
 from trafikey_lab.traces import QUEUE
 from trafikey_lab.widgets.explorable_lease import ExplorableLease
 

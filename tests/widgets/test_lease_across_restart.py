@@ -8,8 +8,8 @@ import ipywidgets as widgets
 import pytest
 
 from trafikey_lab import HISTORIES, LiveExecutor, ModelExecutor, play, reading_line
-from trafikey_lab.histories import JOB
 from trafikey_lab.plots.timeline import alt_text
+from trafikey_lab.stories import JOB
 from trafikey_lab.text import short
 from trafikey_lab.traces import AGREE, DIFFER, MAX_STALLED, QUEUE
 from trafikey_lab.widgets.lease_across_restart import LeaseAcrossRestart

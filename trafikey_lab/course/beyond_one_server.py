@@ -25,9 +25,9 @@ from trafikey_lab.course.feedback import (
 from trafikey_lab.course.limits import Shown, failback, promoted_replica, unavailable
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
-from trafikey_lab.histories import JOB, LEASE_MS
 from trafikey_lab.plots.dead_letters import plot_dead_letters
 from trafikey_lab.restart_costs import dead_letter_table, restart_dead_letters
+from trafikey_lab.stories import JOB, LEASE_MS
 from trafikey_lab.text import plain
 from trafikey_lab.widgets.restart_costs import RestartCosts
 

@@ -13,8 +13,8 @@ executor; one that needs no server says so and ignores it.
 from dataclasses import dataclass, field
 
 from trafikey_lab.errors import ReplyError
-from trafikey_lab.executors import Queue
-from trafikey_lab.histories import Trace
+from trafikey_lab.executors import URL_ENV, Queue
+from trafikey_lab.player import Trace
 from trafikey_lab.sweep import Outcome, Reading
 
 RIGHT, WRONG, NOTE = "right", "wrong", "note"
@@ -77,6 +77,13 @@ class Feedback:
 
 def feedback(exercise: str, findings, traces=()) -> Feedback:
     return Feedback(exercise, tuple(findings), tuple(traces))
+
+
+def not_ours(said: str, server, why: str) -> str:
+    """Why a part that needs a server of the lab's own did not run on an attached one, and the
+    fix: `said` ("not run live"), then the server's address and `why` it may not be used."""
+    return (f"{said}: the lab is using a server it did not start ({server.address}), and "
+            f"{why}. Unset {URL_ENV} to let the lab run its own.")
 
 
 def error_text(exc: BaseException) -> str:

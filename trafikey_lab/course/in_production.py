@@ -32,15 +32,17 @@ from trafikey_lab.course.feedback import (
     Feedback,
     Finding,
     feedback,
+    not_ours,
 )
 from trafikey_lab.course.limits import Shown
 from trafikey_lab.executors import ModelExecutor, Queue
-from trafikey_lab.histories import JOB
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.server import LabServer
 from trafikey_lab.live.stage import LiveStage, stage_for
+from trafikey_lab.player import ModelStage, Processes, Stage
 from trafikey_lab.questions import Option, Question
-from trafikey_lab.scenarios import Event, ModelStage, Stage, decision_table, play_all
+from trafikey_lab.scenarios import decision_table, play_all
+from trafikey_lab.stories import JOB, Event
 from trafikey_lab.table import Table
 from trafikey_lab.text import plain
 
@@ -56,9 +58,8 @@ QUEUE = Queue("{production}")
 
 def _refused(server: LabServer, what: str) -> Shown | None:
     if not server.can_restart:
-        return Shown((f"not run live: the lab is using a server it did not start "
-                      f"({server.address}), and {what} would stop it for everyone on it. Unset "
-                      "TRAFIKEY_VALKEY_URL to let the lab run its own.",))
+        return Shown((not_ours("not run live", server,
+                               f"{what} would stop it for everyone on it"),))
     return None
 
 
@@ -88,22 +89,7 @@ def _on_each(server: LabServer, part, what: str, **settings) -> Shown:
     return Shown(tuple(lines))
 
 
-class _Names:
-    """Processes named by the order they served: process 1, process 2."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def __call__(self, run_id) -> str:
-        if run_id is None:
-            return "no stamp"
-        text = plain(run_id)
-        if text not in self.seen:
-            self.seen.append(text)
-        return f"process {self.seen.index(text) + 1}"
-
-
-def _lease_line(stage: Stage, names: _Names) -> str:
+def _lease_line(stage: Stage, names: Processes) -> str:
     row = stage.worker.row(QUEUE, JOB)
     active = stage.worker.deadline(QUEUE, JOB) is not None
     return (f"state {plain(row.get(b'state'))}, stamp of {names(row.get(b'lease_epoch'))}, "
@@ -154,7 +140,7 @@ def reconnect_race(stage: Stage, worker_first: bool) -> Shown:
     """A healthy worker's lease crosses a restart and runs out while the server is down; then
     the worker's EMQ.EXTEND and the sweeper's EMQ.STALLED.CHECK, each from its own client,
     reach the new process in the order given."""
-    names = _Names()
+    names = Processes()
     stage.worker.clear(QUEUE)
     names(stage.worker.run_id)
     stage.worker.add(QUEUE, JOB, b"hello")
@@ -272,7 +258,7 @@ def exempt_job_runs_twice(stage: Stage, fence, fenced: bool, stale_last: bool = 
     """Worker A's lease crosses a restart and is swept back to pending uncounted while A still
     runs; worker B claims the job again. Each writes its effect to the fencing store, with its
     attempt as the token when `fenced`, A's write arriving last when `stale_last`."""
-    names = _Names()
+    names = Processes()
     stage.worker.clear(QUEUE)
     names(stage.worker.run_id)
     stage.worker.add(QUEUE, JOB, b"send the invoice")
@@ -307,7 +293,7 @@ def crash(stage: Stage, fence, snapshot_restores: bool = True) -> Shown:
     process on the same folder), and worker B's claim: which token B gets, whether A's
     extension still lands, and what the fencing store accepts. A server with an append-only
     file restores from that file, not the snapshot (`snapshot_restores` False)."""
-    names = _Names()
+    names = Processes()
     stage.worker.clear(QUEUE)
     names(stage.worker.run_id)
     stage.worker.add(QUEUE, JOB, b"send the invoice")
@@ -392,7 +378,7 @@ def clock_ahead(ahead_ms: int = 25_000, lease_ms: int = 30_000, after_ms: int = 
     """On the model: worker A claims a lease; `after_ms` later the queue fails over to a host
     whose clock runs `ahead_ms` ahead; the new process sweeps and claims."""
     model = ModelExecutor()
-    names = _Names()
+    names = Processes()
     names(model.run_id)
     model.add(QUEUE, JOB, b"")
     _, a, deadline = model.claim(QUEUE, lease_ms)
@@ -419,7 +405,7 @@ def clock_ahead(ahead_ms: int = 25_000, lease_ms: int = 30_000, after_ms: int = 
 # -- the decision table -----------------------------------------------------------------------
 
 def model_table() -> Table:
-    """Every scenario of scenarios.SCENARIOS played on the model at max_stalled 1 and 2."""
+    """Every scenario of stories.TABLE played on the model at max_stalled 1 and 2."""
     return decision_table(play_all(lambda scenario: ModelStage()))
 
 

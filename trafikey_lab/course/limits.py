@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from trafikey_lab.course.feedback import not_ours
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
-from trafikey_lab.histories import JOB, LEASE_MS, History, Trace, compare, play
+from trafikey_lab.player import Trace, compare, play
+from trafikey_lab.stories import JOB, LEASE_MS, STORIES
 from trafikey_lab.text import plain
 
 # The live server's kinds load redis: the two limits that start a replica load them when
@@ -23,32 +25,9 @@ from trafikey_lab.text import plain
 if TYPE_CHECKING:
     from trafikey_lab.live.server import LabServer
 
-SCRIPTS_ONLY = History(
-    "scripts_only",
-    "claimed by a script on a row never stamped, no restart",
-    ("add", "scripted_claim", "expire", "sweep"),
-    "no native verb ever stamped the row, and a missing stamp is exempt: the worker stalled "
-    "under a live server, yet nothing is counted",
-)
-
-STAMP_OUTLIVES_LEASE = History(
-    "stamp_outlives_lease",
-    "claimed by a script after a native lease was swept",
-    ("add", "claim", "expire", "sweep", "scripted_claim", "expire", "sweep"),
-    "the native claim stamped the row and its stall was counted; claim2 then granted a second "
-    "lease and left the stamp where it was, so the row still names the sweeping process and "
-    "the script's lease is counted too",
-)
+SCRIPTS_ONLY = STORIES["scripts_only"]
 STAMP_OUTLIVES_MAX_STALLED = 2
 """A budget the first counted stall does not spend, so that the job comes back for claim2."""
-
-SCRIPTED_EXTENSION = History(
-    "scripted_extension",
-    "extended by a script after the restart",
-    ("add", "claim", "restart", "scripted_extend", "expire", "sweep"),
-    "extend2 moved the deadline but left the old native stamp, so the lease still names the "
-    "process before the restart: exempt, though the worker lived past the restart",
-)
 
 @dataclass(frozen=True)
 class Shown:
@@ -63,9 +42,8 @@ class Shown:
 def unavailable(server: LabServer, what: str) -> Shown | None:
     """Why a limit that needs a replica beside `server` cannot run on it; None when it can."""
     if not server.can_take_replica:
-        return Shown((f"not run: the lab is using a server it did not start ({server.address}), "
-                      f"and {what} would need a second server beside it or would take that "
-                      "one's role away. Unset TRAFIKEY_VALKEY_URL to let the lab run its own.",))
+        return Shown((not_ours("not run", server, f"{what} would need a second server beside "
+                               "it or would take that one's role away"),))
     return None
 
 
@@ -161,7 +139,7 @@ def stamp_outlives_the_lease(live: Executor, queue: Queue) -> Shown:
     """A job claimed natively, its stall counted and the job swept back to pending, then claimed
     by claim2 under the same process: the row keeps the first lease's stamp, so the script's
     lease is counted. Played on a fresh model and on `live`, then held side by side."""
-    traces = [play(STAMP_OUTLIVES_LEASE, STAMP_OUTLIVES_MAX_STALLED, executor, queue)
+    traces = [play("claim2_on_stamped_row", STAMP_OUTLIVES_MAX_STALLED, executor, queue)
               for executor in (ModelExecutor(), live)]
     live.clear(queue)
     lines = []
@@ -182,7 +160,7 @@ def describe(trace: Trace) -> str:
     """A played history in one line, its processes named by number, never by run_id."""
     stamp = ("no stamp" if trace.lease_epoch is None
              else f"a stamp of {trace.process_name(trace.lease_epoch)}")
-    return (f"{trace.history.title} ({trace.executor}): {stamp}, swept by "
+    return (f"{trace.story.title} ({trace.executor}): {stamp}, swept by "
             f"{trace.process_name(trace.sweep_run_id)} → {trace.reading}, {trace.outcome}, "
             f"stalled {plain(trace.steps[-1].row.get(b'stalled'))}")
 

@@ -31,20 +31,11 @@ from trafikey_lab.course.limits import (
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
-from trafikey_lab.histories import (
-    CLAIMS,
-    EXTENSIONS,
-    HISTORIES,
-    History,
-    Trace,
-    agreement,
-    compare,
-    play,
-    reading_line,
-)
+from trafikey_lab.player import Trace, agreement, compare, play, reading_line
 from trafikey_lab.plots.timeline import draw_timeline
 from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART
 from trafikey_lab.schedule import Schedule, sentence
+from trafikey_lab.stories import CLAIMS, EXTENSIONS, HISTORIES, STORIES, Story
 from trafikey_lab.table import Table
 from trafikey_lab.text import short
 from trafikey_lab.traces import QUEUE, play_on_model, without_epoch
@@ -108,7 +99,7 @@ def question() -> Diagnostic:
 
 ACTIONS = ("add", "claim", "scripted_claim", "extend", "scripted_extend", "restart", "expire",
            "sweep")
-FIFTH_TITLE = "extended by a script after the restart"
+FIFTH_TITLE = STORIES["fifth"].title
 FIFTH_MAX_STALLED = 1
 STAMPS = ("process 1", "process 2", "no process")
 _NATIVE = {"claim": "EMQ.CLAIM", "extend": "EMQ.EXTEND"}
@@ -301,7 +292,7 @@ class FifthHistory:
         if (refused := self.refused) is not None:
             findings.append(Finding(NOTE, f"the prediction changed after the result ({refused}) "
                                           "was refused: this play is held against the first one"))
-        history = History("fifth", FIFTH_TITLE, tuple(steps), "")
+        history = Story("fifth", FIFTH_TITLE, tuple(steps), "")
         traces = []
         for executor in (ModelExecutor(), *([live] if live is not None else [])):
             try:

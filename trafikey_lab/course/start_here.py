@@ -18,9 +18,9 @@ from trafikey_lab.course.feedback import (
     Finding,
     feedback,
 )
-from trafikey_lab.histories import play
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
+from trafikey_lab.player import play
 from trafikey_lab.sweep import Outcome, Reading
 
 __all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]

@@ -32,11 +32,11 @@ from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
-from trafikey_lab.histories import JOB
 from trafikey_lab.live import scripted
 from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.scripted import ScriptedPeer, native_sweep
 from trafikey_lab.scripts import source as script_source
+from trafikey_lab.stories import JOB
 from trafikey_lab.text import plain, short
 
 __all__ = ["EXERCISE_QUEUE", "RunIdRace", "check_sweep_survives_restart", "run_lua", "scripted"]

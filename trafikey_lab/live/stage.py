@@ -18,7 +18,8 @@ from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.replicas import failed_over, replica_of
 from trafikey_lab.live.server import LabServer, client_of
-from trafikey_lab.scenarios import Event, Stage
+from trafikey_lab.player import Stage
+from trafikey_lab.stories import Event
 
 
 @dataclass

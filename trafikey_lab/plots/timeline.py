@@ -14,9 +14,10 @@ matplotlib figure of the notebooks' static cells. Only the second needs matplotl
 imports it itself: importing this module does not.
 """
 
-from trafikey_lab.histories import GRANTS, Trace
+from trafikey_lab.player import Trace
 from trafikey_lab.plots.palette import OKABE_ITO
 from trafikey_lab.plots.svg import DIAGONAL_HATCH, Drawing, fitting
+from trafikey_lab.stories import GRANTS
 from trafikey_lab.text import reply, short
 
 FIGSIZE = (8.0, 2.8)
@@ -47,7 +48,7 @@ PAD = 4
 
 
 def title(trace: Trace) -> str:
-    return f"{trace.history.title} · max_stalled {trace.max_stalled} · {trace.executor}"
+    return f"{trace.story.title} · max_stalled {trace.max_stalled} · {trace.executor}"
 
 
 def _svg_grant(fig: Drawing, step, processes: list[str], at: float, below: float) -> None:
@@ -281,7 +282,7 @@ def alt_text(trace: Trace) -> str:
     found = ("no stamp" if trace.lease_epoch is None
              else f"the stamp of {trace.process_name(trace.lease_epoch)}")
     where = "the live server" if trace.executor == "live" else f"the {trace.executor}"
-    return (f"Timeline of one lease, \"{trace.history.title}\", max_stalled {trace.max_stalled}, "
+    return (f"Timeline of one lease, \"{trace.story.title}\", max_stalled {trace.max_stalled}, "
             f"played on {where}. Steps in order: {'; '.join(steps)}. The sweep "
             f"finds {found} and runs in {trace.process_name(trace.sweep_run_id)}: "
             f"{trace.reading}, so the job is {trace.outcome}.")

@@ -16,7 +16,7 @@ import ipywidgets as widgets
 
 from trafikey_lab import schedule as S
 from trafikey_lab.executors import ModelExecutor, Queue
-from trafikey_lab.histories import Trace
+from trafikey_lab.player import Trace
 from trafikey_lab.plots.schedule_timeline import schedule_svg
 from trafikey_lab.schedule import Schedule
 from trafikey_lab.table import Table

@@ -10,8 +10,9 @@ import html
 import ipywidgets as widgets
 
 from trafikey_lab.executors import Queue
-from trafikey_lab.histories import HISTORIES, LEASE_MS, Trace, play, reading_line
+from trafikey_lab.player import Trace, play, reading_line
 from trafikey_lab.plots.timeline import timeline_svg
+from trafikey_lab.stories import HISTORIES, LEASE_MS
 from trafikey_lab.table import Table
 from trafikey_lab.traces import (
     AGREE,
@@ -100,7 +101,7 @@ class LeaseAcrossRestart(Widget):
             f"<b>{trace.reading} → {trace.outcome}</b>: the writes the verdict implies"
             + _list(describe_write(w) for w in member.writes)
         )
-        self.why.value = f"<b>why:</b> {html.escape(trace.history.why)}"
+        self.why.value = f"<b>why:</b> {html.escape(trace.story.why)}"
         self.counterfactual.value = ("<b>counterfactual, without the epoch:</b> "
                                      f"{html.escape(counterfactual_note(trace))}")
         self.live_trace = None

@@ -5,7 +5,8 @@ import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, compare, play, reading_line
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.histories import JOB, OUTCOME, History, agreement
+from trafikey_lab.player import OUTCOME, agreement
+from trafikey_lab.stories import JOB, Story
 from trafikey_lab.text import short
 
 EXPECTED = {
@@ -113,7 +114,7 @@ def test_the_four_histories_extend_with_the_attempt_of_their_one_claim():
 
 @pytest.mark.parametrize("extension", ["extend", "scripted_extend"])
 def test_an_extension_after_a_second_claim_uses_that_claims_attempt(executor, extension):
-    history = History("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
+    history = Story("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
                                                  extension, "expire", "sweep"), "")
     trace = play(history, 3, executor)
     step = next(s for s in trace.steps if s.action == extension)
@@ -123,7 +124,7 @@ def test_an_extension_after_a_second_claim_uses_that_claims_attempt(executor, ex
 
 
 def test_a_history_with_two_leases_reports_the_last_sweep():
-    history = History("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
+    history = Story("again", "claimed twice", ("add", "claim", "expire", "sweep", "claim",
                                                  "restart", "expire", "sweep"), "")
     trace = play(history, 2, ModelExecutor())
     assert trace.steps[3].reply == [[JOB], []]
@@ -139,7 +140,7 @@ def test_a_lease_that_ran_out_unswept_still_extends_so_a_slow_restart_changes_no
     """Live is the id in active, state active and the attempt: neither EMQ.EXTEND nor extend2
     checks the deadline. So a lease that runs out while the server restarts is extended after
     it as one that did not, and 04's histories reach the same verdict either way."""
-    history = History("late", "extended after it ran out",
+    history = Story("late", "extended after it ran out",
                       ("add", "claim", "expire", "restart", extension, "expire", "sweep"), "")
     trace = play(history, 1, executor)
     step = next(s for s in trace.steps if s.action == extension)
