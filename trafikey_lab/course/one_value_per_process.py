@@ -157,8 +157,7 @@ def check_shape_check(candidate, *, live=None, rng=None) -> Feedback:
     through a ctypes handle the learner opened and named with a built string, since no Python
     code of the package runs then. The check is the module's C alone: `live` is taken, as
     every checker takes it, and not needed."""
-    exercise = ("the shape check, on the dive's test values, the shortcuts' traps and made-up "
-                "values")
+    exercise = "the shape check, against the module's C"
     match attempts.screen(candidate, LIBRARY):
         case attempts.NotAFunction():
             return feedback(exercise, [Finding(WRONG, f"{candidate!r} is not a function: "
