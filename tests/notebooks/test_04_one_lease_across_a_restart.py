@@ -1,6 +1,8 @@
 """Notebook 04's module and the traces it shows: a history on the model, the counterfactual
-without the epoch (traces.py), the outcome table, the model held against a live server step by
-step, and the diagnostic question held against the history it is about.
+without the epoch (traces.py), the outcome table, each history held against a live server step
+by step (`model_against_live`, which 04 no longer prints: its widget's Run live does that), and
+the diagnostic question held against the history it is about (the question stays in the
+library; 04 keeps its exercise instead).
 
 Notebook 04's exercise, a fifth history, tested like a verb: a catalogue of wrong histories
 the checker must refuse before playing anything, each with a message that helps without giving
@@ -18,6 +20,7 @@ from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
 from trafikey_lab.course.one_lease_across_a_restart import (
     FIFTH_TITLE,
+    ExplorableLease,
     FifthHistory,
     model_against_live,
     outcome_table,
@@ -76,18 +79,38 @@ def test_comparison_rows_end_with_the_labs_reading_and_the_outcome_not_a_step():
     assert rows[-1][1:3] == ("read as exempt → recovered", "read as exempt → recovered")
 
 
+LINE = re.compile(
+    r"(?P<key>\w+) +live: (?P<outcome>\w+) +stalled (?P<stalled>\(none\)|\d+) +"
+    r"read as (?P<reading>\w+) +· (?P<processes>\d+) process\(es\) · "
+    r"agree on (?:all (?P<all>\d+)|(?P<agreed>\d+) of (?P<steps>\d+)) steps,? "
+    r"(?P<both>and|not) on the reading and outcome")
+
+
+def facts(line: str) -> tuple:
+    """What one line of `model_against_live` says, its spacing aside: the history, what the
+    live server did (outcome, stalled), the lab's reading, the processes that served it, the
+    steps on which model and live agree out of all, and whether they agree on the reading and
+    outcome."""
+    found = LINE.fullmatch(line)
+    assert found, f"not a line of model_against_live: {line!r}"
+    steps = int(found["all"] or found["steps"])
+    agreed = int(found["all"] or found["agreed"])
+    return (found["key"], found["outcome"], found["stalled"], found["reading"],
+            int(found["processes"]), agreed, steps, found["both"] == "and")
+
+
 ALL_AGREE = [
-    ("stalled    live: dead      stalled 1      read as counted · 1 process(es) · "
-     "agree on all 4 steps and on the reading and outcome"),
-    ("restarted  live: recovered stalled (none) read as exempt  · 2 process(es) · "
-     "agree on all 5 steps and on the reading and outcome"),
-    ("extended   live: dead      stalled 1      read as counted · 2 process(es) · "
-     "agree on all 6 steps and on the reading and outcome"),
-    ("upgrade    live: recovered stalled (none) read as exempt  · 2 process(es) · "
-     "agree on all 5 steps and on the reading and outcome"),
+    ("stalled", "dead", "1", "counted", 1, 4, 4, True),
+    ("restarted", "recovered", "(none)", "exempt", 2, 5, 5, True),
+    ("extended", "dead", "1", "counted", 2, 6, 6, True),
+    ("upgrade", "recovered", "(none)", "exempt", 2, 5, 5, True),
 ]
 """Each history's steps are counted as its steps (4 for the stalled one), and the last row of
 `compare`, the lab's reading and the outcome, apart from them."""
+
+
+def played(lines) -> list[tuple]:
+    return [facts(line) for line in lines]
 
 
 class UnstampedClaims(ModelExecutor):
@@ -98,15 +121,13 @@ class UnstampedClaims(ModelExecutor):
 
 
 def test_model_against_live_gives_one_line_per_history_and_counts_the_steps_that_agree():
-    assert list(model_against_live(ModelExecutor())) == ALL_AGREE
+    assert played(model_against_live(ModelExecutor())) == ALL_AGREE
 
 
 def test_model_against_live_counts_only_the_steps_that_agree_when_the_two_differ():
-    lines = list(model_against_live(UnstampedClaims()))
-    assert lines[0] == ("stalled    live: recovered stalled (none) read as exempt  · 1 process(es) "
-                        "· agree on 1 of 4 steps, not on the reading and outcome")
-    assert lines[2] == ("extended   live: dead      stalled 1      read as counted · 2 process(es) "
-                        "· agree on 4 of 6 steps and on the reading and outcome")
+    lines = played(model_against_live(UnstampedClaims()))
+    assert lines[0] == ("stalled", "recovered", "(none)", "exempt", 1, 1, 4, False)
+    assert lines[2] == ("extended", "dead", "1", "counted", 2, 4, 6, True)
     assert lines[3] == ALL_AGREE[3], "a scripted claim is the upgrade history's own first step"
 
 
@@ -115,20 +136,50 @@ def test_at_a_budget_where_counted_and_exempt_both_recover_the_line_shows_the_ro
         max_stalled):
     """The module's own evidence: its reply says recovered for both; the row's stalled tells a
     counted lease (1) from an exempt one (none)."""
-    lines = {line.split()[0]: line for line in model_against_live(ModelExecutor(),
-                                                                     max_stalled=max_stalled)}
-    assert "live: recovered stalled 1      read as counted" in lines["stalled"]
-    assert "live: recovered stalled (none) read as exempt " in lines["restarted"]
+    lines = {line[0]: line for line in played(model_against_live(ModelExecutor(),
+                                                                  max_stalled=max_stalled))}
+    assert lines["stalled"][1:4] == ("recovered", "1", "counted")
+    assert lines["restarted"][1:4] == ("recovered", "(none)", "exempt")
 
 
 def test_model_against_live_plays_only_the_history_without_a_restart_when_it_cannot_restart():
-    assert list(model_against_live(ModelExecutor(), restartable=False)) == ALL_AGREE[:1]
+    assert played(model_against_live(ModelExecutor(), restartable=False)) == ALL_AGREE[:1]
 
 
 def test_model_against_live_agrees_at_every_step_on_the_server(live, lab):
     before = lab.run_id
-    assert list(model_against_live(live)) == ALL_AGREE
+    assert played(model_against_live(live)) == ALL_AGREE
     assert lab.run_id != before, "three of the four histories restart the server"
+
+
+# -- the moves 04 asks for on the time axis --------------------------------------------------
+
+def moved(widget, **fields):
+    for name, value in fields.items():
+        widget.fields[name].value = value
+    d = widget.decision
+    return (d.deadline_ms, d.stamp, d.sweep.process, d.sweep.at_ms, d.reading, d.outcome)
+
+
+def test_a_stall_before_the_restart_is_counted_swept_before_it_and_exempt_swept_after_it():
+    """04's first move, made on the widget as the learner makes it: from the restarted history,
+    the restart at 1120 ms, then the sweep at 1119 ms and at 1120 ms."""
+    widget = ExplorableLease()
+    widget.preset.value = "restarted"
+    assert moved(widget, restart_at_ms=1120, sweep_at_ms=1119) == (
+        1000, 1, 1, 1119, "counted", "dead")
+    # asked for while the server is down: it runs when the server is back, in process 2
+    assert moved(widget, sweep_at_ms=1120) == (1000, 1, 2, 1420, "exempt", "recovered")
+
+
+def test_a_row_with_no_stamp_is_exempt_with_no_restart_at_all():
+    """04's second move, after the first: the claim by claim2 and the restart unticked."""
+    widget = ExplorableLease()
+    widget.preset.value = "restarted"
+    moved(widget, restart_at_ms=1120, sweep_at_ms=1120)
+    widget.claim.value = "scripted_claim"
+    widget.restarts.value = False
+    assert moved(widget) == (1000, None, 1, 1120, "exempt", "recovered")
 
 
 # -- the diagnostic question --------------------------------------------------------------------

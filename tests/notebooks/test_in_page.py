@@ -67,6 +67,22 @@ def test_the_model_side_widgets_of_01_to_05_build_and_move_with_no_redis_matplot
     assert run.stdout.strip() == "[]", f"imported: {run.stdout}"
 
 
+def test_the_live_package_loads_redis_only_when_one_of_its_names_is_asked_for():
+    run = run_fresh("import sys\nfrom trafikey_lab import live as servers\n"
+                    "print('redis' in sys.modules)\nservers.LiveExecutor\n"
+                    "print('redis' in sys.modules)\n")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True"]
+
+
+def test_every_name_the_live_package_offers_is_its_modules_own():
+    from trafikey_lab import live as servers
+    from trafikey_lab.live.executor import LiveExecutor
+
+    assert servers.LiveExecutor is LiveExecutor  # the class itself, not a stand-in for it
+    assert [name for name in servers.__all__ if not hasattr(servers, name)] == []
+
+
 def test_the_static_figures_of_04_and_05_still_load_matplotlib_when_drawn():
     # the lazy imports load it where a stored figure is drawn, outside the page as before
     run = run_fresh("import sys\nfrom trafikey_lab.course import beyond_one_server as f05\n"

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import atexit
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from IPython import get_ipython
+
+from trafikey_lab import live as servers
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.module import native
+from trafikey_lab.module.build import module_path
+from trafikey_lab.plots import alt
 
-if TYPE_CHECKING:
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.server import LabServer
-
-_server: LabServer | None = None
+_server: servers.LabServer | None = None
 
 IN_PAGE = ("This page runs the course's Python in your browser: the model, with no server and no "
            "C module. A cell that needs the live server says so; open the notebook live "
@@ -61,8 +61,8 @@ def needs_servers_of_its_own(what: str) -> None:
 
 @dataclass
 class Course:
-    server: LabServer
-    live: LiveExecutor
+    server: servers.LabServer
+    live: servers.LiveExecutor
     queue: Queue
 
     @staticmethod
@@ -78,13 +78,10 @@ class Course:
         )
 
 
-def lab_server() -> LabServer:
-    from trafikey_lab.live.choose import choose_server
-    from trafikey_lab.module.build import module_path
-
+def lab_server() -> servers.LabServer:
     global _server
     if _server is None:
-        _server = choose_server()
+        _server = servers.choose_server()
         atexit.register(_server.stop)
     fault = _server.fault()
     if fault:
@@ -102,24 +99,16 @@ def setup(queue: str = "{course}") -> Course:
     whose live parts refuse in one line."""
     if native.in_page():
         return _in_page(queue)
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.plots import alt
-
     alt.install()
     server = lab_server()
-    course = Course(server, LiveExecutor(server), Queue(queue))
+    course = Course(server, servers.LiveExecutor(server), Queue(queue))
     course.live.clear(course.queue)
     return course
 
 
 def _in_page(queue: str) -> Course:
     print(IN_PAGE)
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-    except ImportError:
-        shell = None
+    shell = get_ipython()
     if shell is not None:
         def one_line(shell, etype, value, tb, tb_offset=None):
             print(value)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import tempfile
 import time
-from typing import TYPE_CHECKING
 
+from trafikey_lab import live as servers
 from trafikey_lab.course import attempts, needs_servers_of_its_own
 from trafikey_lab.course.feedback import (
     RIGHT,
@@ -31,15 +31,6 @@ from trafikey_lab.stories import JOB, LEASE_MS
 from trafikey_lab.text import plain
 from trafikey_lab.widgets.restart_costs import RestartCosts
 
-# The live server's kinds load redis: each part that needs them loads them when called, so that
-# the restart costs, which are the model's alone, import in a page with no redis (the book, in
-# Pyodide). The static figure loads matplotlib only when it draws.
-if TYPE_CHECKING:
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.owned import OwnedServer
-    from trafikey_lab.live.server import LabServer
-
-
 __all__ = ["aof_claim", "check_promotion", "dead_letter_table", "downtime_verdicts", "failback",
            "failback_fields", "plot_dead_letters", "promoted_replica", "replica_copy",
            "restart_costs", "restart_dead_letters"]
@@ -48,7 +39,7 @@ VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
 """The module's four verbs: each one writes, so a replica refuses each one."""
 
 
-def _try_each_verb(live: LiveExecutor, queue: Queue) -> dict[str, str]:
+def _try_each_verb(live: servers.LiveExecutor, queue: Queue) -> dict[str, str]:
     attempts = {
         "EMQ.CLAIM": lambda: live.claim(queue, LEASE_MS),
         "EMQ.EXTEND": lambda: live.extend(queue, JOB, 1, LEASE_MS),
@@ -64,22 +55,18 @@ def _try_each_verb(live: LiveExecutor, queue: Queue) -> dict[str, str]:
     return answers
 
 
-def replica_copy(server: LabServer, queue: Queue) -> Shown:
+def replica_copy(server: servers.LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`; a module-loaded replica holds the same bytes, stamp
     included, and refuses every verb with READONLY."""
     if (refused := unavailable(server, "a replica")) is not None:
         return refused
-    # after the refusal, which a page with no server prints as its one line
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.replicas import replica_of
-
-    primary = LiveExecutor(server)
+    primary = servers.LiveExecutor(server)
     primary.clear(queue)
     primary.add(queue, JOB, b"hello")
     primary.claim(queue, LEASE_MS)
     try:
-        with replica_of(server) as replica:
-            copy = LiveExecutor(replica)
+        with servers.replica_of(server) as replica:
+            copy = servers.LiveExecutor(replica)
             same = copy.dataset(queue) == primary.dataset(queue)
             stamp = copy.row(queue, JOB).get(b"lease_epoch")
             answers = _try_each_verb(copy, queue)
@@ -97,24 +84,19 @@ def replica_copy(server: LabServer, queue: Queue) -> Shown:
 FIELDS = ("run_id", "master_replid", "role")
 
 
-def _fields(server: LabServer) -> dict[str, str]:
-    from trafikey_lab.live.server import client_of
-
-    client = client_of(server)
+def _fields(server: servers.LabServer) -> dict[str, str]:
+    client = servers.client_of(server)
     info = {**client.info("server"), **client.info("replication")}
     return {name: str(info[name]) for name in FIELDS}
 
 
-def failback_fields(server: LabServer) -> Shown:
+def failback_fields(server: servers.LabServer) -> Shown:
     """`server` hands over to a replica, follows it, then is promoted back with no restart.
     Which of the INFO fields a stamp could hold changed across that, and which did not."""
     if (refused := unavailable(server, "a failover")) is not None:
         return refused
-    # after the refusal, which a page with no server prints as its one line
-    from trafikey_lab.live.replicas import failed_over
-
     before = _fields(server)
-    with failed_over(server):
+    with servers.failed_over(server):
         during = _fields(server)
     after = _fields(server)
     return Shown(tuple(
@@ -146,7 +128,7 @@ def parse_resp_commands(data: bytes) -> list[list[bytes]]:
     return commands
 
 
-def aof_commands(server: OwnedServer) -> list[list[bytes]]:
+def aof_commands(server: servers.OwnedServer) -> list[list[bytes]]:
     """The commands in `server`'s incremental append-only files, oldest first."""
     assert server.data_dir is not None, "a server that has started has its folder"
     folder = server.data_dir / "appendonlydir"
@@ -166,12 +148,9 @@ def aof_claim(queue: Queue) -> Shown:
     it, whether any of them is a verb or carries the password, and the row after a restart
     replays the file."""
     needs_servers_of_its_own("A server of its own with an append-only file")
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.owned import OwnedServer, owner_secret
-
-    secret = owner_secret()
-    with OwnedServer(persistence="aof", password=secret) as server:
-        live = LiveExecutor(server)
+    secret = servers.owner_secret()
+    with servers.OwnedServer(persistence="aof", password=secret) as server:
+        live = servers.LiveExecutor(server)
         live.add(queue, JOB, b"hello")
         live.claim(queue, LEASE_MS)
         run_id = live.run_id.encode()
@@ -205,18 +184,15 @@ def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
     quick restart takes longer than the lease shows it; both sweeps, max_stalled 1, give the
     same verdict."""
     needs_servers_of_its_own("An append-only server of its own")
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.owned import OwnedServer
-
     if wait_s * 1000 <= lease_ms:
         raise ValueError(f"wait_s must be longer than the lease ({lease_ms} ms): the long restart "
                          "is the one that outlasts it")
     lines, back_before = [], []
     with tempfile.TemporaryDirectory(prefix="trafikey-lab-") as folder:
-        server = OwnedServer(persistence="aof", data_dir=folder)
+        server = servers.OwnedServer(persistence="aof", data_dir=folder)
         try:
             server.start()
-            live = LiveExecutor(server)
+            live = servers.LiveExecutor(server)
             for label, pause in (("a quick restart", 0.0), (f"down {wait_s:g} s", wait_s)):
                 live.clear(queue)
                 live.add(queue, JOB, b"hello")
@@ -351,15 +327,13 @@ def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
 
 def _hand_over_failed(outcome) -> str | None:
     """What went wrong when hand_over ran too long or raised, else None (it returned)."""
-    import redis
-
     if isinstance(outcome, attempts.TimedOut):
         return (f"hand_over ran for more than {outcome.limit_s:g} s: a handover sends a few "
                 "commands and returns.")
     if isinstance(outcome, attempts.Raised):
         advice = ("Check which server each command is sent to: a command acts on the server "
                   "that receives it, and a server refuses what its role does not allow."
-                  if isinstance(outcome.error, redis.ResponseError) else "Fix it and run "
+                  if isinstance(outcome.error, servers.ResponseError) else "Fix it and run "
                   "the cell again.")
         return f"hand_over raised {outcome.text.rstrip('.')}. {advice}"
     return None
@@ -368,10 +342,8 @@ def _hand_over_failed(outcome) -> str | None:
 def _old_primary_sweeps(primary, queue: Queue) -> Finding:
     """Right when the old primary refuses a sweep with READONLY, as a replica refuses every
     write; wrong when it sweeps, or refuses for another reason."""
-    from trafikey_lab.live.executor import LiveExecutor
-
     try:
-        LiveExecutor(primary).sweep(queue, 1)
+        servers.LiveExecutor(primary).sweep(queue, 1)
         refused = None
     except ReplyError as refusal:
         refused = refusal.text.split(" ", 1)[0]
@@ -397,12 +369,6 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
     used). Whatever hand_over does, the answer is a finding,
     never an exception."""
     needs_servers_of_its_own("The check's two servers of its own")
-    import redis
-
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.owned import OwnedServer
-    from trafikey_lab.live.server import client_of
-
     exercise = "hand the primary role to the replica"
     if isinstance(attempts.screen(hand_over, library=(), library_names=set()),
                   attempts.NotAFunction):
@@ -413,15 +379,15 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
     # saves the sync to disk in a thread it looks at once a second; a replica with nothing to
     # lose loads it as it comes. Either server is the other's primary at some point.
     quick_sync = ("--repl-diskless-sync-delay", "0", "--repl-diskless-load", "on-empty-db")
-    with OwnedServer(extra_args=quick_sync) as primary, \
-            OwnedServer(extra_args=quick_sync) as replica:
-        granted = LiveExecutor(primary)
+    with servers.OwnedServer(extra_args=quick_sync) as primary, \
+            servers.OwnedServer(extra_args=quick_sync) as replica:
+        granted = servers.LiveExecutor(primary)
         granted.add(queue, JOB, b"hello")
         granted.claim(queue, LEASE_MS)
         granted_row, granted_deadline = granted.row(queue, JOB), granted.deadline(queue, JOB)
         granted_run_id = granted.run_id
         # The lease reaches the replica in the snapshot of its first sync.
-        client_of(replica).execute_command("REPLICAOF", primary.host, str(primary.port))
+        servers.client_of(replica).execute_command("REPLICAOF", primary.host, str(primary.port))
         if not _holds_the_lease(primary, replica, queue, JOB):
             raise LabError(f"the replica was not in sync with the lease within {SETTLE_S:g} s. "
                            f"Its log says:\n{replica.log_tail()}")
@@ -431,7 +397,7 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
         if (gone := _gone(primary, replica)) is None:
             try:
                 old, new = _settled(primary, replica)
-            except redis.ConnectionError:
+            except servers.ConnectionError:
                 # A server shut down from inside hand_over: its process may end only now.
                 gone = _gone(primary, replica) or ("a server stopped answering once hand_over "
                                                    "had returned: a handover keeps both running.")
@@ -442,7 +408,7 @@ def check_promotion(hand_over, *, live=None, queue: Queue = PROMOTE_QUEUE) -> Fe
         findings = [Finding(RIGHT, "the replica answers as a primary, and the old primary "
                                    "follows it, in sync")]
         findings.append(_old_primary_sweeps(primary, queue))
-        live = LiveExecutor(replica)
+        live = servers.LiveExecutor(replica)
         deadline = live.deadline(queue, JOB)
         if deadline is None:
             findings.append(Finding(WRONG, "the lease the old primary granted is gone from the "

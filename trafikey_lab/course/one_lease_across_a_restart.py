@@ -123,9 +123,9 @@ def _word(value) -> str | None:
 
 def _prediction_problems(stamp, reading, outcome) -> list[str]:
     asked = (
-        ("stamp", stamp, STAMPS, "which process the row's stamp names when the sweep reads it: "
-                                 "\"process 1\" (the server before the restart), \"process 2\" "
-                                 "(the one after it) or \"no process\" (no stamp)"),
+        ("stamp", stamp, STAMPS, "which process the stamp names at the sweep: \"process 1\" "
+                                 "(before the restart), \"process 2\" (after it) or "
+                                 "\"no process\""),
         ("reading", reading, READINGS, "the sweep's reading: \"counted\" or \"exempt\""),
         ("outcome", outcome, OUTCOMES, f"the job's outcome at max_stalled {FIFTH_MAX_STALLED}: "
                                        "\"recovered\" or \"dead\""),
@@ -153,8 +153,8 @@ def _fifth_restart_problems(steps: list[str], claims: list[int], restarts: list[
                             "write a stamp of its own. In this history no native verb runs after "
                             "the restart; the worker keeps its lease through the script alone")
         if "scripted_extend" not in after:
-            problems.append("after the restart the worker, still alive, keeps its lease going by "
-                            "the script before it stops: that extension is missing")
+            problems.append("after the restart the worker extends its lease by the script, then "
+                            "stops: that extension is missing")
     return problems
 
 

@@ -44,9 +44,9 @@ KINDS = ("ghost", "lane", "exempt", "recovered", "dead")
 """The members of the layout, in deadline order (so in sweep order); each id names its verdict."""
 
 REFUSALS = {
-    "not_integer": "the counted member that would die stores stalled 'two'",
-    "wrongtype": "one more expired member whose row is a string, not a hash",
-    "pending_wrongtype": "the pending key the sweep is given is a string, not a sorted set",
+    "not_integer": "dead's stalled is 'two'",
+    "wrongtype": "a sixth member's row is a string",
+    "pending_wrongtype": "pending is a string",
 }
 """The refusals `spoil` can add to the layout: two from the read pass (a member's row), one from
 the declared keys' type check, made before the epoch is taken and before any member is read."""
@@ -257,12 +257,11 @@ def _row_bytes(row, run_id: bytes):
 # right one (the notebook's list of refusals would turn "the case that does not refuse" into
 # a recipe).
 _STOP_ADVICE = {
-    "type": ("The decision can stop at type only on what its first read, the key's type, finds: "
-             "see the branches after NEED_TYPE in trafikey_decide_member"),
-    "group": ("The decision can stop at group only on what that read finds: see the branches "
-              "after NEED_GROUP"),
-    "lease_epoch": ("The decision can stop at lease_epoch only on what the stamp comparison "
-                    "finds, before any stall is counted: see the branches after NEED_EPOCH"),
+    "type": ("Only what the type read finds can stop it at type: see the branches after "
+             "NEED_TYPE in trafikey_decide_member"),
+    "group": "Only what the group read finds can stop it there: see the branches after NEED_GROUP",
+    "lease_epoch": ("Only the stamp comparison can stop it there, before any stall is counted: "
+                    "see the branches after NEED_EPOCH"),
     "stalled": "The decision asks for stalled only for a lease it counts",
 }
 
@@ -280,9 +279,9 @@ def _stop_finding(read: str, stopped: str, verdict: str) -> Finding:
         return Finding(RIGHT, f"{read}: the decision stops at {stopped} with the verdict "
                               f"{verdict}")
     why = {
-        "type": "there is no row, so the decision ends at the first read",
-        "group": "the row has a group field: a lane row, left where it is",
-        "lease_epoch": "it went past type and group, and the stamp comparison settled it",
+        "type": "there is no row",
+        "group": "the row has a group field: a lane row",
+        "lease_epoch": "the stamp comparison settled it",
         "stalled": "its lease_epoch is this process's, so the lease is counted and stalled "
                    "is read",
     }[stopped]
@@ -297,7 +296,7 @@ def check_stops(rows, *, live: Executor | None = None,
     server's run_id), text for a string key. Each row is decided by the model's step machine
     and by the module's C one under max_stalled 3; then, on a fresh model and on `live` when
     given, the four rows are swept together and the two replies compared."""
-    exercise = "one row for each read the sweep can stop at"
+    exercise = "a row for each read"
     if not isinstance(rows, dict):
         return feedback(exercise, [Finding(WRONG, f"rows is {type(rows).__name__}: make it a "
                                             f"dict with the keys {', '.join(READS)}")])
@@ -379,8 +378,7 @@ def _swept_together(stored, rows, model, live, queue) -> list[Finding]:
     except LabError as exc:
         return [*findings, Finding(NOTE, f"not swept live: {exc}")]
     if reply == expected:
-        findings.append(Finding(NOTE, "the live server's sweep of the same rows gave the same "
-                                      "reply"))
+        findings.append(Finding(NOTE, "your server's sweep gave the same reply"))
     else:
         findings.append(Finding(WRONG, f"the live server answered {reply!r}, the model "
                                        f"{expected!r}: report this as a bug"))

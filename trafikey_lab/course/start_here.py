@@ -4,10 +4,11 @@ near misses of the run_id, and the names the notebook uses (the preflight check,
 life drawn, a history played)."""
 
 import random
+import secrets
 from dataclasses import dataclass
 
-from trafikey_lab import epoch, near_misses, sweep
-from trafikey_lab.course import attempts
+from trafikey_lab import doctor, epoch, near_misses, sweep
+from trafikey_lab.course import attempts, needs_servers_of_its_own
 from trafikey_lab.course.feedback import (
     NOTE,
     OUTCOMES,
@@ -21,25 +22,18 @@ from trafikey_lab.course.feedback import (
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.player import play
+from trafikey_lab.plots.lifecycle import draw_lifecycle
 from trafikey_lab.sweep import Outcome, Reading
 
 __all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]
 
 
-# The preflight check needs the server kinds (redis) and the figure matplotlib: both are loaded
-# when called, so that the exercise imports in a page with neither (the book, in Pyodide).
-def preflight(*args, **kwargs):
-    """The doctor's checks, in the order the setup needs them (trafikey_lab.doctor.run)."""
-    from trafikey_lab.doctor import run
+def preflight() -> list[doctor.Check]:
+    """The doctor's checks, in the order the setup needs them (doctor.run). A page has no
+    server, no C module and no redis to check: there it refuses in one line."""
+    needs_servers_of_its_own("The preflight check")
+    return doctor.run()
 
-    return run(*args, **kwargs)
-
-
-def draw_lifecycle(*args, **kwargs):
-    """The lease's life, drawn (trafikey_lab.plots.lifecycle.draw_lifecycle)."""
-    from trafikey_lab.plots.lifecycle import draw_lifecycle as draw
-
-    return draw(*args, **kwargs)
 
 # -- 00: predict what the sweep does with one expired lease ----------------------------------
 
@@ -122,8 +116,6 @@ def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Fe
     names the cases answered wrongly (a near miss by its class and place), never the answer
     they should have had. The model and the C decide: `live` is taken, as every checker takes
     it, and not needed."""
-    import secrets
-
     exercise = "predict what the sweep does with one expired lease"
     match attempts.screen(predict, _SWEEP_LIBRARY, _SWEEP_LIBRARY_NAMES):
         case attempts.NotAFunction():

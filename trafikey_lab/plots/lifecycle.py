@@ -8,13 +8,19 @@ crossed a restart, a replica was promoted, another tool wrote the field, or no n
 stamped the row), sends the job back to pending uncounted.
 """
 
-from dataclasses import dataclass, field
+from __future__ import annotations
 
-import matplotlib.pyplot as plt
-from matplotlib.patches import FancyBboxPatch
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trafikey_lab.plots.alt import describe
 from trafikey_lab.plots.palette import GREY, colour
+
+# matplotlib is loaded when the figure is drawn, as dead_letters.py and timeline.py load it: so
+# notebook 00's face, which names draw_lifecycle, imports in a page with no matplotlib (the
+# book, in Pyodide).
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 FIGSIZE = (10.0, 5.0)
 
@@ -73,7 +79,7 @@ class Lifecycle:
     """What draw_lifecycle drew: the axes, a box and its text per state, an arrow and its
     label per transition (keyed as in TRANSITIONS), and the title."""
 
-    ax: plt.Axes
+    ax: Axes
     states: dict = field(default_factory=dict)
     state_texts: dict = field(default_factory=dict)
     arrows: dict = field(default_factory=dict)
@@ -106,6 +112,9 @@ def _ends(t: Transition) -> tuple[tuple[float, float], tuple[float, float]]:
 def draw_lifecycle(ax=None) -> Lifecycle:
     """Draws the job lifecycle on `ax` (a new 10 x 5 in figure when None) and returns what it
     drew. Showing the figure is left to the caller."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
     if ax is None:
         _, ax = plt.subplots(figsize=FIGSIZE)
     drawn = Lifecycle(ax)
