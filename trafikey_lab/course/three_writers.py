@@ -17,6 +17,7 @@ from trafikey_lab.course.feedback import (
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.model import WRONGTYPE, arity_error
 from trafikey_lab.module.build import c_excerpt
 from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.text import plain
@@ -167,8 +168,6 @@ def _model_read(executor: Executor, name: str, args: tuple[bytes, ...]):
     the live executor's redis-py client returns it. Only the model is asked for one (a server
     answers every read), so the dataset read is of the checker's own model in memory, never
     of a server. _NotServed for a read that is not one of _MODEL_READS."""
-    from trafikey_lab.model import WRONGTYPE, arity_error
-
     if name not in _MODEL_READS or (name == "ZRANGE" and len(args) > 3):
         raise _NotServed(name)
     count, at_least = _MODEL_READS[name]
