@@ -357,8 +357,8 @@ def _unplayed_move(outcome, watched, where: str):
     if raised is not None:
         return [Finding(WRONG, f"{where}: your function raised {error_text(raised)}")], False
     if not watched.commands:
-        return [Finding(WRONG, f"{where}: your function sent nothing, so every lease still "
-                               "carries the stamp of the process before the restart")], True
+        return [Finding(WRONG, f"{where}: your function sent nothing, so every lease keeps "
+                               "the old process's stamp")], True
     return None
 
 
@@ -420,7 +420,7 @@ def judge_on(move, executors: tuple[Executor, ...],
     process's stamp, written by the verbs (the commands are watched; plain reads are let
     through, and answered on the model from its dataset), the lost lease and the spare job are
     untouched, and the move returns the ids it moved."""
-    exercise = "move this worker's leases to the process that runs after the restart"
+    exercise = "move the worker's leases to the new process"
     if isinstance(attempts.screen(move, library=(), library_names=set()),
                   attempts.NotAFunction):
         return feedback(exercise, [Finding(WRONG, f"{move!r} is not a function: define one "
