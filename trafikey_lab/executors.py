@@ -6,8 +6,8 @@ the verbs need (a job's row, its deadline, the queue's keys) are plain commands 
 the keys they touch, which both executors answer.
 
 The live executor is in live/executor.py, so that importing this module (as the histories and
-the schedule do) loads no redis client; `LiveExecutor`, `error_text` and `server_now_ms` are
-still found here, loaded on first use.
+the schedule do) loads no redis client: take `LiveExecutor` from the live package
+(`trafikey_lab.live`, which loads it on first use) or from `trafikey_lab`.
 """
 
 import getpass
