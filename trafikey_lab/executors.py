@@ -6,8 +6,8 @@ the verbs need (a job's row, its deadline, the queue's keys) are plain commands 
 the keys they touch, which both executors answer.
 
 The live executor is in live/executor.py, so that importing this module (as the histories and
-the schedule do) loads no redis client; `LiveExecutor`, `error_text` and `server_now_ms` are
-still found here, loaded on first use.
+the schedule do) loads no redis client: take `LiveExecutor` from the live package
+(`trafikey_lab.live`, which loads it on first use) or from `trafikey_lab`.
 """
 
 import getpass
@@ -67,15 +67,17 @@ class Queue:
     """A queue's keys, from a hash-tagged base such as `{jobs}` so they share one slot.
 
     Every key carries the learner's namespace (`namespace()`) inside the hash tag:
-    `{alice:jobs}:active`. It is read each time a key is built, not when the Queue is made,
-    since the course builds its queues when its modules are imported, before a notebook's
-    setup has said which server it uses. With no namespace the keys are `{jobs}:active`."""
+    `{alice:jobs}:active`. It is read from the environment each time a key is built, not when
+    the Queue is made, since the course builds its queues when its modules are imported, before
+    a notebook's setup has said which server it uses; so each key below (pending, active...)
+    may raise BadNamespace, and a notebook's setup, which empties its queue, is the first to.
+    With no namespace the keys are `{jobs}:active`."""
 
     base: str = "{jobs}"
 
-    @property
-    def name(self) -> str:
-        """The base with the namespace in its hash tag (the base itself when there is none)."""
+    def name_from_environment(self) -> str:
+        """The base with the namespace the environment gives now in its hash tag (the base
+        itself when there is none); BadNamespace when that namespace would break the tag."""
         space = namespace()
         if not space:
             return self.base
@@ -84,7 +86,7 @@ class Queue:
         return f"{space}:{self.base}"
 
     def key(self, suffix: str) -> bytes:
-        return f"{self.name}:{suffix}".encode()
+        return f"{self.name_from_environment()}:{suffix}".encode()
 
     @property
     def pending(self) -> bytes:

@@ -3,7 +3,10 @@
 and the names the notebook uses.
 """
 
+import inspect
+import os
 import random
+import sys
 
 from trafikey_lab import epoch, near_misses
 from trafikey_lab.course import attempts
@@ -67,10 +70,6 @@ def _library_calls(candidate, value: bytes, used: list[str]):
     getattr with a name built at run time, a default argument or a container. A generator
     or a finalizer of the package's does not count: the garbage collector may close one (an
     old model's run_ids, say) in whichever thread it runs, the candidate's included."""
-    import inspect
-    import os
-    import sys
-
     package = os.path.join(os.path.dirname(epoch.__file__), "")
     resumed = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 

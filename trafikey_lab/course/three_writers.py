@@ -17,6 +17,7 @@ from trafikey_lab.course.feedback import (
 )
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
+from trafikey_lab.model import WRONGTYPE, arity_error
 from trafikey_lab.module.build import c_excerpt
 from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.text import plain
@@ -167,8 +168,6 @@ def _model_read(executor: Executor, name: str, args: tuple[bytes, ...]):
     the live executor's redis-py client returns it. Only the model is asked for one (a server
     answers every read), so the dataset read is of the checker's own model in memory, never
     of a server. _NotServed for a read that is not one of _MODEL_READS."""
-    from trafikey_lab.model import WRONGTYPE, arity_error
-
     if name not in _MODEL_READS or (name == "ZRANGE" and len(args) > 3):
         raise _NotServed(name)
     count, at_least = _MODEL_READS[name]
@@ -358,8 +357,8 @@ def _unplayed_move(outcome, watched, where: str):
     if raised is not None:
         return [Finding(WRONG, f"{where}: your function raised {error_text(raised)}")], False
     if not watched.commands:
-        return [Finding(WRONG, f"{where}: your function sent nothing, so every lease still "
-                               "carries the stamp of the process before the restart")], True
+        return [Finding(WRONG, f"{where}: your function sent nothing, so every lease keeps "
+                               "the old process's stamp")], True
     return None
 
 
@@ -421,7 +420,7 @@ def judge_on(move, executors: tuple[Executor, ...],
     process's stamp, written by the verbs (the commands are watched; plain reads are let
     through, and answered on the model from its dataset), the lost lease and the spare job are
     untouched, and the move returns the ids it moved."""
-    exercise = "move this worker's leases to the process that runs after the restart"
+    exercise = "move the worker's leases to the new process"
     if isinstance(attempts.screen(move, library=(), library_names=set()),
                   attempts.NotAFunction):
         return feedback(exercise, [Finding(WRONG, f"{move!r} is not a function: define one "

@@ -1,7 +1,6 @@
 """LiveExecutor: the module on a real server, through redis-py, and how its refusals read.
 
-Apart from executors.py so that the histories, the schedule and the model load no redis client
-(executors.py hands these names out on first use).
+Apart from executors.py so that the histories, the schedule and the model load no redis client.
 """
 
 import time
