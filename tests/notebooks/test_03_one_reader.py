@@ -468,7 +468,8 @@ def test_the_stored_attempts_feedback_names_what_is_wrong_with_each_row_not_the_
     feedback = check_stops(stored_rows())
     for read in ("type", "group", "stalled"):
         text = feedback.about(read).text
-        assert "at lease_epoch" in text and "(exempt)" in text, text
+        assert "at lease_epoch" in text, text
+        assert "(exempt)" in text, text
     assert "NEED_TYPE" in feedback.about("type").text
     assert "NEED_GROUP" in feedback.about("group").text
     assert "THIS_PROCESS" not in feedback.text
