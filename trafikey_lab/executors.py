@@ -10,6 +10,7 @@ the schedule do) loads no redis client: take `LiveExecutor` from the live packag
 (`trafikey_lab.live`, which loads it on first use) or from `trafikey_lab`.
 """
 
+import abc
 import getpass
 import os
 import re
@@ -124,7 +125,7 @@ def glob_escaped(prefix: bytes) -> bytes:
     return re.sub(rb"([*?\[\]\\])", rb"\\\1", prefix)
 
 
-class Executor:
+class Executor(abc.ABC):
     """The verbs of the course, on whichever executor implements the primitives below."""
 
     name = "executor"
@@ -133,48 +134,51 @@ class Executor:
 
     # -- primitives each executor provides ---------------------------------------------------
 
+    @abc.abstractmethod
     def call(self, *args: Arg) -> Any:
         """One command; its reply in the form redis-py's client gives it. Any command runs
         on a server (INFO, SAVE, CONFIG...), each with a form of its own, so the reply is
         Any here; the verbs below say the forms of theirs."""
-        raise NotImplementedError
 
     def answers(self, command: str) -> bool:
         """Whether `call` runs this command: a server runs every one."""
         return True
 
+    @abc.abstractmethod
     def run_script(self, name: str, keys: list[bytes], args: list[bytes]) -> Any:
         """One of SCRIPTS; its reply as `call` gives a command's."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def restart(self) -> str:
-        raise NotImplementedError
+        """A new process over the same data; returns its run_id."""
 
     @property
+    @abc.abstractmethod
     def run_id(self) -> str:
-        raise NotImplementedError
+        """The run_id of the process that answers now."""
 
+    @abc.abstractmethod
     def now_ms(self) -> int:
-        raise NotImplementedError
+        """The executor's clock in ms: the server's TIME, or the model's clock."""
 
+    @abc.abstractmethod
     def wait_until(self, ms: int) -> None:
         """Returns once the executor's clock reads later than `ms`: the model's clock is moved
         there, a live executor sleeps."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def counters(self) -> dict[str, int]:
         """The module's counters since its process started (INFO trafikey, without the
         "trafikey_" prefix): sweeps, swept_<verdict> for ghost, lane, exempt, recovered and
         dead, and <verb>_refusals for each verb. Per process: a restart starts them at zero."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def dataset(self, queue: Queue | None = None) -> Dataset:
         """The keyspace, key by key: {key: (type, value)}; with a queue, only its keys (its
         sorted sets and every key under its prefix, found by SCAN MATCH on the prefix). Without
         one, on a live server it reads every key there is (SCAN, then TYPE and a read per
         key), so it is for comparing whole datasets (the differential suites), never for a
         step."""
-        raise NotImplementedError
 
     # -- the verbs ---------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import redis
 from trafikey_lab import schedule as S
 from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.errors import ReplyError
-from trafikey_lab.executors import Queue, glob_escaped
+from trafikey_lab.executors import Executor, Queue, glob_escaped
 from trafikey_lab.live.executor import LiveExecutor, error_text
 
 FAR = 10**9
@@ -164,3 +164,14 @@ def test_a_schedule_plays_on_a_live_executor_at_its_own_times(lab):
     decision = S.decide(schedule)
     assert (trace.reading, trace.outcome) == (decision.reading, decision.outcome) \
         == ("counted", "recovered")
+
+
+def test_an_executor_that_leaves_out_a_primitive_cannot_be_made():
+    class CallsOnly(Executor):
+        def call(self, *args):
+            return None
+
+    assert Executor.__abstractmethods__ == {"call", "run_script", "restart", "run_id", "now_ms",
+                                            "wait_until", "counters", "dataset"}
+    with pytest.raises(TypeError):
+        CallsOnly()

@@ -123,6 +123,9 @@ class _Watched(Executor):
     def wait_until(self, ms: int) -> None:
         self._inner.wait_until(ms)
 
+    def counters(self) -> dict[str, int]:
+        return self._inner.counters()
+
     def dataset(self, queue: Queue | None = None) -> dict:
         return self._inner.dataset(queue)
 
