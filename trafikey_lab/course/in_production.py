@@ -38,7 +38,7 @@ from trafikey_lab.course.limits import Shown
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.server import LabServer
-from trafikey_lab.live.stage import LiveStage, stage_for
+from trafikey_lab.live.stage import LiveStage
 from trafikey_lab.player import ModelStage, Processes, Stage
 from trafikey_lab.questions import Option, Question
 from trafikey_lab.scenarios import decision_table, play_all
@@ -407,11 +407,6 @@ def clock_ahead(ahead_ms: int = 25_000, lease_ms: int = 30_000, after_ms: int = 
 def model_table() -> Table:
     """Every scenario of stories.TABLE played on the model at max_stalled 1 and 2."""
     return decision_table(play_all(lambda scenario: ModelStage()))
-
-
-def live_table() -> list:
-    """The same scenarios, each on live servers of its own (tests hold it to model_table)."""
-    return play_all(stage_for)
 
 
 # -- the exercise: a fenced write -------------------------------------------------------------
