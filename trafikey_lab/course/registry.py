@@ -41,12 +41,12 @@ class Notebook:
 
 NOTEBOOKS = (
     Notebook("00", "00_start_here",
-             "00 · Start here: jobs, leases and the process that granted them", 40),
+             "00 · Start here: jobs, leases and the process that granted them", 20),
     Notebook("01", "01_one_value_per_process",
-             "01 · One value per process: the run_id and the epoch", 40),
-    Notebook("02", "02_three_writers", "02 · Three writers: the verbs that stamp a lease", 45),
-    Notebook("03", "03_one_reader", "03 · One reader: the sweep and its lazy decision", 45),
-    Notebook("04", "04_one_lease_across_a_restart", "04 · One lease across a restart", 85),
+             "01 · One value per process: the run_id and the epoch", 20),
+    Notebook("02", "02_three_writers", "02 · Three writers: the verbs that stamp a lease", 25),
+    Notebook("03", "03_one_reader", "03 · One reader: the sweep and its lazy decision", 25),
+    Notebook("04", "04_one_lease_across_a_restart", "04 · One lease across a restart", 30),
     Notebook("05", "05_beyond_one_server", "05 · Beyond one server", 50),
     Notebook("06", "06_why_natively",
              "06 · Why natively: the race a script can lose, and a sweep's server time, native "
