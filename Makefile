@@ -6,13 +6,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: lab app test browser setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check \
-	book book-check linkcheck
+	book book-check linkcheck hub hub-check lock
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
 	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-# make app  the projector app: the course's two widgets, no code, served by Voila on
+# make app  the projector app: the course's three widgets, no code, served by Voila on
 #           http://127.0.0.1:$(APP_PORT)/. Each page load runs its own kernel and live server.
 #           Its settings are app/voila.json: loopback only; a page that closes shuts its kernel
 #           down with a beacon that Voila 0.5 sends without the XSRF token its check wants, so
@@ -161,7 +161,6 @@ linkcheck: $(BOOK_STAMP)
 #                 are checked, and the sizing figures printed (hub/rehearsal.py)
 # make lock       constraints.txt from .venv, the versions make test passed with: what Binder,
 #                 the hub and the wheelhouse install; it says what moved (tools/lock.py)
-.PHONY: hub hub-check lock
 HUB_PYTHON ?= /usr/bin/python3
 HUB_IP ?= 127.0.0.1
 HUB_PORT ?= 8000
