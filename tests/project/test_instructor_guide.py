@@ -11,17 +11,15 @@ from trafikey_lab.course.registry import NOTEBOOKS
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "instructor-guide.md"
-# | session | start | minutes | part |: session "before", "after" or a number; start H:MM in a
-# session, empty for "before", "after" and a session's total
-PLAN_ROW = re.compile(r"^\| (before|after|\d+) \| (\d+:\d\d)? *\| "
-                      r"(?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
-SESSION_MINUTES = 90
-# a notebook split between sessions: "`04_...`, up to *<heading>*", then "`04_...`, from *...*"
-UP_TO = re.compile(r", up to \*([^*]+)\*")
+# | slot | start | minutes | part |: the slot a number; start H:MM in a slot, empty for a
+# slot's total
+PLAN_ROW = re.compile(r"^\| (\d+) \| (\d+:\d\d)? *\| (?:\*\*)?(\d+)(?:\*\*)? \| (.*?) \|")
+CORE_SLOT_MINUTES = 120
+"""The dive, notebooks 00 to 04, in one workshop slot of two hours."""
 
 
 def plan() -> list[tuple[str, str | None, int, str]]:
-    """The plan table's rows: session, start ("H:MM", or None), minutes, part."""
+    """The plan table's rows: slot, start ("H:MM", or None), minutes, part."""
     section = GUIDE.read_text().split("## The plan", 1)[1].split("\n## ", 1)[0]
     return [(m.group(1), m.group(2), int(m.group(3)), m.group(4)) for line in section.splitlines()
             if (m := PLAN_ROW.match(line))]
@@ -30,37 +28,24 @@ def plan() -> list[tuple[str, str | None, int, str]]:
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda entry: entry.stem)
 def test_the_plan_gives_each_notebook_the_minutes_the_registry_states(notebook):
     """The registry's minutes are the notebook's header's (tests/notebooks/test_notebooks.py holds
-    the two together); a notebook split between sessions has them in its rows' sum."""
-    rows = [minutes for _, _, minutes, part in plan() if f"`{notebook.stem}`" in part]
-    assert sum(rows) == notebook.minutes, (
+    the two together)."""
+    rows = [minutes for _, start, minutes, part in plan()
+            if start is not None and f"`{notebook.stem}`" in part]
+    assert rows == [notebook.minutes], (
         f"the guide's plan gives {notebook.stem} {rows} minutes; the course registry and its "
         f"header state {notebook.minutes}. Change one so they agree.")
 
 
-def test_a_notebook_split_between_sessions_gives_its_first_part_the_minutes_counted_for_it():
-    split = [(part, given) for _, _, given, part in plan() if UP_TO.search(part)]
-    assert split, "the plan splits no notebook; drop this test if that is meant"
-    for part, given in split:
-        stem = re.search(r"`(\d\d_\w+)`", part).group(1)
-        heading = UP_TO.search(part).group(1)
-        counted = minutes.stated(REPO / "notebooks" / f"{stem}.ipynb", stop=f"## {heading}")
-        assert given == counted, (
-            f"the plan gives {stem} up to '{heading}' {given} minutes; its count is {counted}")
-
-
 def test_the_plan_covers_every_notebook_in_course_order_and_nothing_else_named_like_one():
     named = re.findall(r"`(\d\d_\w+)`", "".join(part for *_, part in plan()))
-    once = [stem for index, stem in enumerate(named) if index == 0 or named[index - 1] != stem]
-    assert once == [notebook.stem for notebook in NOTEBOOKS]
+    assert named == [notebook.stem for notebook in NOTEBOOKS]
 
 
-def test_each_session_runs_without_gaps_to_its_total_of_90_minutes():
-    sessions = sorted({session for session, *_ in plan() if session.isdigit()})
-    assert sessions == ["1", "2", "3"]
-    for session in sessions:
-        *parts, (_, total_start, total, _) = [row for row in plan() if row[0] == session]
+def test_each_slot_runs_without_gaps_to_its_total():
+    slots = sorted({slot for slot, *_ in plan()}, key=int)
+    for slot in slots:
+        *parts, (_, total_start, total, _) = [row for row in plan() if row[0] == slot]
         assert total_start is None
-        assert total == SESSION_MINUTES
         clock = 0
         for _, start, minutes_given, part in parts:
             hours, mins = map(int, start.split(":"))
@@ -69,11 +54,25 @@ def test_each_session_runs_without_gaps_to_its_total_of_90_minutes():
         assert clock == total
 
 
-def test_only_notebook_00_comes_before_and_only_06_and_07_after():
-    before = [part for session, _, _, part in plan() if session == "before"]
-    after = [part for session, _, _, part in plan() if session == "after"]
-    assert before == ["`00_start_here`"]
-    assert after == ["`06_why_natively`", "`07_in_production`"]
+def test_the_dive_00_to_04_is_the_first_slot_of_two_hours_and_each_later_notebook_a_slot():
+    first = [part for slot, start, _, part in plan() if slot == "1" and start is not None]
+    core = [entry for entry in NOTEBOOKS if entry.number <= "04"]
+    assert first == [f"`{entry.stem}`" for entry in core]
+    assert sum(entry.minutes for entry in core) <= CORE_SLOT_MINUTES
+    later = [part for slot, start, _, part in plan() if slot != "1" and start is not None]
+    assert later == [f"`{entry.stem}`" for entry in NOTEBOOKS if entry.number > "04"]
+
+
+def test_the_90_minute_slot_takes_out_an_exercise_that_brings_01_to_04_within_90():
+    text = GUIDE.read_text()
+    found = re.search(r"Notebooks 01 to 04 then need (\d+) minutes\.\s+Give (\d\d)'s exercise "
+                      r"\((\d+) minutes\)", text)
+    assert found, "the guide says how 01-04 fit a 90-minute slot with 00 done beforehand"
+    need, number, exercise = int(found[1]), found[2], int(found[3])
+    assert need == sum(entry.minutes for entry in NOTEBOOKS if "01" <= entry.number <= "04")
+    stem = next(entry for entry in NOTEBOOKS if entry.number == number)
+    assert exercise in minutes.exercise_minutes(minutes.cells(stem.path))
+    assert need - exercise <= 90
 
 
 def make_targets() -> set[str]:
