@@ -1,0 +1,1 @@
+"""The other queues, played for real against the lab's own server (issue 34)."""

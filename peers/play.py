@@ -1,0 +1,304 @@
+"""How a history is played on any queue, and on trafikey beside it on the same server.
+
+A Peer says how to run its library: the workers' command, how to enqueue the one job, how to
+read the library's own view of it, its versions and the settings the play shortens. play()
+plays the histories a Peer is asked for on one Stage (one lab server), then trafikey's own
+histories on that same server, and returns a Recording.
+
+The three histories, each from one job a worker has started:
+  stalled        the worker running the job is killed (SIGKILL, its whole session), the
+                 server stays up; a supervisor starts a new worker in its place.
+  restarted      the workers stay healthy; the server restarts, down longer than the lease.
+  short_restart  the same with the server down for less than the lease, the library's default
+                 reconnect settings.
+The job runs until a time the driver sets (the first run spans the event), one second at least,
+so that a rerun is short. The job writes each start and end into the run log: the runs counted
+are those starts, whichever worker made them.
+"""
+
+from __future__ import annotations
+
+import abc
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from peers.harness import (
+    Bounce,
+    Crew,
+    PlayError,
+    Run,
+    RunLog,
+    Stage,
+    View,
+    Watched,
+    wait_for_start,
+    wait_ready,
+)
+from peers.harness import watch as watch_job
+
+HISTORIES = ("stalled", "restarted", "short_restart")
+TITLES = {
+    "stalled": "the worker stalled",
+    "restarted": "the server restarted",
+    "short_restart": "a short restart",
+}
+FACTS = ("counted", "fate", "runs")
+"""What a re-play must reproduce of a stored recording; timings vary from run to run."""
+
+EVENT_AFTER_S = 1.0
+"""How long into the job's first run the event (the kill, the restart) comes."""
+RESTART_TAIL_S = 2.0
+"""How long after the server is back the first run of a restart history is set to end."""
+PICKUP_S = 3.0
+"""Time allowed between the driver's enqueue command and a worker's start of the job (a Node
+or Ruby command takes a second or two to start): added to the first run's end."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one history is played on one queue: the server's downtime (0 for the stall), the
+    first run's length, how long the library may take to decide once the event is over,
+    and any settings this history alone changes (for the workers' environment)."""
+
+    down_s: float = 0.0
+    first_run_s: float = 3.0
+    within_s: float = 30.0
+    settle_s: float = 2.0
+    env: dict[str, str] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
+class Outcome:
+    """One history as the library played it. counted: the losses the library charged to the
+    job (counted_as says how it counts them); fate: completed, failed, lost (nowhere: not
+    queued, not running, not failed), or unknown when nothing was decided in time; runs: how
+    often the job started, overlap: whether two runs were in flight at once."""
+
+    history: str
+    counted: int
+    counted_as: str
+    fate: str
+    runs: int
+    overlap: bool
+    detail: str
+    settings: dict[str, Any]
+    timings: dict[str, float | None]
+    worker_exits: int
+
+    def facts(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in FACTS}
+
+
+@dataclass
+class Recording:
+    """A queue's histories as played on one lab server, with trafikey's beside them."""
+
+    queue: str
+    library: str
+    versions: dict[str, str]
+    budget: str
+    lease: str
+    shortened: str
+    histories: dict[str, Outcome]
+    trafikey: dict[str, dict[str, Any]]
+    recorded: str = ""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recording:
+        histories = {name: Outcome(**h) for name, h in data["histories"].items()}
+        return cls(**{**data, "histories": histories})
+
+
+class Peer(abc.ABC):
+    """One other queue, as the harness runs it."""
+
+    key: str
+    library: str
+    budget: str
+    """The setting that makes one counted loss decide, as the library names it."""
+    lease: str
+    """What runs out when a worker goes away, and how long it lasts here."""
+    shortened: str
+    """Which of the library's real settings the play shortens, and to what."""
+    workers = 2
+
+    @abc.abstractmethod
+    def missing(self) -> str | None:
+        """Why this queue cannot be played here, with the command that installs what is
+        missing; None when it can."""
+
+    @abc.abstractmethod
+    def versions(self) -> dict[str, str]:
+        """The library's version and its runtime's."""
+
+    @abc.abstractmethod
+    def plan(self, history: str) -> Plan: ...
+
+    @abc.abstractmethod
+    def crew(self, stage: Stage, folder: Path, runlog: Path, plan: Plan) -> Crew: ...
+
+    @abc.abstractmethod
+    def enqueue(self, stage: Stage, folder: Path, until: float) -> str:
+        """Adds the one job, to run until `until` (time.time()), with the budget; its id."""
+
+    @abc.abstractmethod
+    def inspect(self, stage: Stage, folder: Path, job: str) -> View:
+        """The library's own view of the job (harness.View)."""
+
+    def describe(self, view: View, plan: Plan) -> str:
+        """What the library said, for the recording's detail."""
+        reason = view.get("reason")
+        return f"{view.get('state', view['fate'])}" + (f": {reason}" if reason else "")
+
+
+def play_history(peer: Peer, stage: Stage, history: str) -> Outcome:
+    """One history of `peer` on `stage`'s server, from a fresh crew of workers."""
+    plan = peer.plan(history)
+    folder = stage.folder / f"{peer.key}-{history}"
+    folder.mkdir()
+    log = RunLog(folder / "runs.jsonl")
+    with peer.crew(stage, folder, log.path, plan) as crew:
+        wait_ready(stage, crew)
+        stage.start_clock()
+        job = peer.enqueue(stage, folder, time.time() + PICKUP_S + plan.first_run_s)
+        first = wait_for_start(stage, crew, log, job, within_s=30)
+        started = stage.clock()
+        time.sleep(max(0.0, EVENT_AFTER_S - (time.time() - first.start)))
+        bounce: Bounce | None = None
+        if history == "stalled":
+            crew.kill_running(first.pid)
+            event = stage.clock()
+        else:
+            bounce = stage.bounce(plan.down_s)
+            event = bounce.stopped_s
+        watched = watch_job(stage, crew, log, job, lambda: peer.inspect(stage, folder, job),
+                            within_s=plan.within_s, settle_s=plan.settle_s,
+                            back_s=bounce.back_s if bounce else None)
+        exits, killed_at = crew.exits, dict(crew.killed_at)
+    overlap = overlapped(watched.runs, killed_at) or watched.most_in_flight > 1
+    return _outcome(peer, plan, history, watched, started, event, bounce, exits, overlap)
+
+
+def overlapped(runs: list[Run], killed_at: dict[int, float]) -> bool:
+    """Whether two runs were in flight at once: a run ends when it wrote its end, or when its
+    process was killed; one that did neither runs on past the play."""
+    spans = [(r.start, r.end if r.end is not None else killed_at.get(r.pid, float("inf")))
+             for r in runs]
+    return any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:])
+
+
+def _outcome(peer: Peer, plan: Plan, history: str, watched: Watched, started: float,
+             event: float, bounce: Bounce | None, exits: int, overlap: bool) -> Outcome:
+    view = watched.view
+    fate = view["fate"] if watched.decided_s is not None else f"undecided ({view['fate']})"
+    timings: dict[str, float | None] = {
+        "started_s": round(started, 2),
+        "event_s": round(event, 2),
+        "down_s": round(bounce.back_s - bounce.stopped_s, 2) if bounce else None,
+        "workers_back_s": (round(watched.reconnected_s, 2)
+                           if watched.reconnected_s is not None else None),
+        "decided_s": round(watched.decided_s, 2) if watched.decided_s is not None else None,
+    }
+    if bounce is not None and bounce.run_id_before == bounce.run_id_after:
+        raise PlayError("the restart kept the run_id: it was not a new process")
+    return Outcome(
+        history=history,
+        counted=int(view["counted"]),
+        counted_as=str(view["counted_as"]),
+        fate=fate,
+        runs=len(watched.runs),
+        overlap=overlap,
+        detail=peer.describe(view, plan),
+        settings={"down_s": plan.down_s, **plan.env} | ({"note": plan.note} if plan.note else {}),
+        timings=timings,
+        worker_exits=exits,
+    )
+
+
+# -- trafikey on the same server -----------------------------------------------------------------
+
+TRAFIKEY_LEASE_MS = 1000
+TRAFIKEY_DOWN_S = {"restarted": 2.0, "short_restart": 0.2}
+"""trafikey's restarts: down twice its 1 s lease, and down a fifth of it."""
+
+
+def play_trafikey(stage: Stage) -> dict[str, dict[str, Any]]:
+    """trafikey's own histories on `stage`'s server (max_stalled 1, a 1 s lease): the worker
+    stalled, the server restarted (down 2 s) and a short restart (down 0.2 s), each played by
+    the lab's histories.play with the lab's LiveExecutor, its restart the stage's bounce."""
+    from trafikey_lab.histories import JOB, play
+
+    from trafikey_lab.executors import Queue
+    from trafikey_lab.live.executor import LiveExecutor
+
+    class Bouncing(LiveExecutor):
+        """The lab's executor whose restart keeps the server down for `down_s`."""
+
+        down_s = 0.0
+
+        def restart(self) -> str:
+            return stage.bounce(self.down_s).run_id_after
+
+    out: dict[str, dict[str, Any]] = {}
+    for history in HISTORIES:
+        live = Bouncing(stage.server)
+        live.down_s = TRAFIKEY_DOWN_S.get(history, 0.0)
+        key = "stalled" if history == "stalled" else "restarted"
+        began = time.monotonic()
+        trace = play(key, 1, live, Queue("{peers}"), lease_ms=TRAFIKEY_LEASE_MS)
+        row = live.row(Queue("{peers}"), JOB)
+        out[history] = {
+            "history": history,
+            "counted": int(row.get(b"stalled", b"0")),
+            "counted_as": "the row's stalled count (the sweep counts a lease its own process "
+                          "stamped)",
+            "fate": str(trace.outcome),
+            "reading": str(trace.reading),
+            "runs": 1,
+            "settings": {"max_stalled": 1, "lease_ms": TRAFIKEY_LEASE_MS,
+                         "down_s": live.down_s},
+            "seconds": round(time.monotonic() - began, 2),
+        }
+    return out
+
+
+# -- a whole queue ------------------------------------------------------------------------------
+
+Progress = Callable[[str], object]
+
+
+def play(peer: Peer, histories: tuple[str, ...] = HISTORIES, *,
+         progress: Progress | None = None, trafikey: bool = True) -> Recording:
+    """Plays `histories` of `peer` on one new lab server, then trafikey's beside them (unless
+    trafikey=False), and returns the Recording. PlayError when the queue cannot run here."""
+    if (why := peer.missing()) is not None:
+        raise PlayError(why)
+    unknown = set(histories) - set(HISTORIES)
+    if unknown:
+        raise ValueError(f"no history {sorted(unknown)}: choose from {', '.join(HISTORIES)}")
+    began = time.monotonic()
+    played: dict[str, Outcome] = {}
+    with Stage() as stage:
+        for history in histories:
+            if progress is not None:
+                progress(f"{peer.library}: {TITLES[history]}")
+            played[history] = play_history(peer, stage, history)
+        if progress is not None and trafikey:
+            progress("trafikey: the same histories")
+        beside = play_trafikey(stage) if trafikey else {}
+        versions = {**peer.versions(), "valkey-server": stage.version(),
+                    "python": platform.python_version()}
+    return Recording(
+        queue=peer.key, library=peer.library, versions=versions, budget=peer.budget,
+        lease=peer.lease, shortened=peer.shortened, histories=played, trafikey=beside,
+        recorded=time.strftime("%Y-%m-%d"), seconds=round(time.monotonic() - began, 1),
+    )
