@@ -25,8 +25,9 @@ Selecting
     `pytest tests/browser -k "00 or 04"` runs exactly the tests of notebooks 00 and 04.
     `make test` runs the whole-notebook checks (test_notebooks_in_lab.py: the run and axe) for
     00 and 04 only, which keeps it within its time; every notebook is run under nbval there
-    all the same. TRAFIKEY_BROWSER=all (`make browser`, which .ci/run runs after make test)
-    runs them for every notebook.
+    all the same. TRAFIKEY_BROWSER=all (`make browser`) runs them for every notebook, and
+    TRAFIKEY_BROWSER=rest runs those of the other notebooks alone (.ci/run, right after make
+    test, so that nothing runs twice).
 
 Screenshots of each notebook after its run are written to tests/browser/screenshots/
 (git-ignored), so a failing run can be looked at.
@@ -46,15 +47,25 @@ QUICK = ("00_start_here", "04_one_lease_across_a_restart")
 """The notebooks whose whole-notebook browser checks make test runs (binder-check's two)."""
 
 
+def _left_out_of_make_test(item) -> bool:
+    """A whole-notebook check (the run, or axe) of a notebook other than QUICK's."""
+    return (item.path.name == "test_notebooks_in_lab.py"
+            and getattr(item, "callspec", None) is not None
+            and item.callspec.params.get("name") not in QUICK)
+
+
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("TRAFIKEY_BROWSER") == "all":
+    chosen = os.environ.get("TRAFIKEY_BROWSER")
+    if chosen == "all":
         return
-    later = [item for item in items if item.path.name == "test_notebooks_in_lab.py"
-             and getattr(item, "callspec", None) is not None
-             and item.callspec.params.get("name") not in QUICK]
-    if later:
-        config.hook.pytest_deselected(items=later)
-        items[:] = [item for item in items if item not in later]
+    if chosen == "rest":  # the rest of this suite; a test outside it is not make test's to say
+        dropped = [item for item in items if item.path.is_relative_to(Path(__file__).parent)
+                   and not _left_out_of_make_test(item)]
+    else:
+        dropped = [item for item in items if _left_out_of_make_test(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
 
 import chromium  # noqa: E402  (tools/ is not a package)
 from chromium import new_context  # noqa: E402
