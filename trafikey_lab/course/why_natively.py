@@ -29,7 +29,15 @@ from redis.typing import EncodableT, FieldT
 
 from trafikey_lab import epoch
 from trafikey_lab.course import attempts
-from trafikey_lab.course.feedback import EXERCISE_QUEUE, NOTE, RIGHT, WRONG, Feedback, Finding
+from trafikey_lab.course.feedback import (
+    EXERCISE_QUEUE,
+    NOTE,
+    RIGHT,
+    WRONG,
+    Feedback,
+    Finding,
+    feedback,
+)
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.live import scripted
@@ -303,8 +311,8 @@ class _Run:
     row: dict
     others: dict
     client: _SweepClient
-    failed: attempts.Raised | attempts.TimedOut | None
-    """What the sweep did instead of returning, if it did not return."""
+    failed: str | None
+    """What the sweep did instead of returning (_failure), if it did not return."""
 
 
 def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
@@ -319,16 +327,19 @@ def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
         restart = functools.partial(outlast_restart, live, queue, attempt)
     client = _SweepClient(live, restart_before, loaded, restart)
     outcome = attempts.run(sweep, client, queue, library=(), library_names=set())
-    failed = outcome if isinstance(outcome, (attempts.Raised, attempts.TimedOut)) else None
     job = _member(live, queue, JOB)
     others = {other: _member(live, queue, other) for other in OTHERS} if control else {}
-    return _Run(job.sets, job.row, others, client, failed)
+    return _Run(job.sets, job.row, others, client, _failure(outcome))
 
 
-def _failure(failed: attempts.Raised | attempts.TimedOut) -> str:
-    if isinstance(failed, attempts.TimedOut):
-        return f"ran for more than {failed.limit_s:g} s"
-    return f"raised {type(failed.error).__name__}: {failed.error}"
+def _failure(outcome: attempts.Outcome) -> str | None:
+    """What the sweep did instead of returning, as a finding says it; None when it returned."""
+    match outcome:
+        case attempts.TimedOut(limit_s):
+            return f"ran for more than {limit_s:g} s"
+        case attempts.Raised(error):
+            return f"raised {type(error).__name__}: {error}"
+    return None
 
 
 def _verbs_control(live: LiveExecutor, queue: Queue) -> dict:
@@ -448,39 +459,39 @@ def check_sweep_survives_restart(sweep, *, live: LiveExecutor | None = None,
     the server restarts, and the lease runs out before the command goes out; every time, the job
     must come back to pending uncounted. A sweep that calls the
     module's verb is not a script, and is told so."""
-    if isinstance(attempts.screen(sweep, library=(), library_names=set()),
-                  attempts.NotAFunction):
-        return Feedback(EXERCISE, (Finding(WRONG, f"my_sweep is {sweep!r}: define it as a "
-                                                  "function, def my_sweep(client, queue): ..."),))
+    match attempts.screen(sweep, library=(), library_names=set()):
+        case attempts.NotAFunction():
+            return feedback(EXERCISE, [Finding(WRONG, f"my_sweep is {sweep!r}: define it as a "
+                                                      "function, def my_sweep(client, queue): "
+                                                      "...")])
     if live is None:
-        return Feedback(EXERCISE, (Finding(NOTE, "not checked: the check restarts a live "
-                                                 "server; pass live=course.live"),))
+        return feedback(EXERCISE, [Finding(NOTE, "not checked: the check restarts a live "
+                                                 "server; pass live=course.live")])
     if not live.server.can_restart:
-        return Feedback(EXERCISE, (Finding(NOTE, "not checked: the lab is using a server it did "
+        return feedback(EXERCISE, [Finding(NOTE, "not checked: the lab is using a server it did "
                                                  "not start, and the check restarts its server. "
                                                  "Unset TRAFIKEY_VALKEY_URL to let the lab run "
-                                                 "its own."),))
+                                                 "its own.")])
     try:
-        findings = _judge(sweep, live, queue)
+        return feedback(EXERCISE, [_judge(sweep, live, queue)])
     finally:
         live.clear(queue)
-    return Feedback(EXERCISE, findings)
 
 
-def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
+def _judge(sweep, live: LiveExecutor, queue: Queue) -> Finding:
+    """The one finding on the sweep: the first problem its runs show, or that it is right."""
     loaded: set[str] = set()
     control = _run(sweep, live, queue, None, loaded)
     if control.failed is not None:
-        return (Finding(WRONG, f"your sweep {_failure(control.failed)}. Fix it and run the "
-                               "cell again."),)
+        return Finding(WRONG, f"your sweep {control.failed}. Fix it and run the cell again.")
     if _calls_a_verb(control.client):
-        return (Finding(WRONG, "your sweep calls the module's verb. The verb survives the "
-                               "restart, as the race above showed; this exercise asks for the "
-                               "sweep as a script, which has to find the right run_id itself."),)
+        return Finding(WRONG, "your sweep calls the module's verb. The verb survives the "
+                              "restart, as the race above showed; this exercise asks for the "
+                              "sweep as a script, which has to find the right run_id itself.")
     if (problem := _control_problem(control)) is not None:
-        return (Finding(WRONG, problem),)
+        return Finding(WRONG, problem)
     if (problem := _others_problem(control, _verbs_control(live, queue))) is not None:
-        return (Finding(WRONG, problem),)
+        return Finding(WRONG, problem)
     tried = 0
     for position in range(MAX_RESTARTS):
         run = _run(sweep, live, queue, position, loaded)
@@ -488,17 +499,17 @@ def _judge(sweep, live: LiveExecutor, queue: Queue) -> tuple[Finding, ...]:
             break
         tried += 1
         if run.failed is not None:
-            return (Finding(WRONG, f"after a restart {_moment(run.client)}, your sweep "
-                                   f"{_failure(run.failed)}"),)
+            return Finding(WRONG, f"after a restart {_moment(run.client)}, your sweep "
+                                  f"{run.failed}")
         if (problem := _restart_problem(run)) is not None:
-            return (Finding(WRONG, problem),)
+            return Finding(WRONG, problem)
     else:
-        return (Finding(WRONG, f"your sweep sends more than {MAX_RESTARTS} commands, and the "
-                               f"first {MAX_RESTARTS} restarts did not trouble it; a sweep needs "
-                               "one or two. Make it one script and run the cell again."),)
+        return Finding(WRONG, f"your sweep sends more than {MAX_RESTARTS} commands, and the "
+                              f"first {MAX_RESTARTS} restarts did not trouble it; a sweep needs "
+                              "one or two. Make it one script and run the cell again.")
     each = ("just before the one command it sends" if tried == 1
             else f"before each of the {tried} commands it sends, in turn")
-    return (Finding(RIGHT, "with no restart, your sweep counted the stall and dead-lettered the "
-                           f"job, and left the {len(OTHERS)} other rows of the queue as the verb "
-                           "leaves them; with the server restarted "
-                           f"{each}, it sent the job back to pending uncounted every time."),)
+    return Finding(RIGHT, "with no restart, your sweep counted the stall and dead-lettered the "
+                          f"job, and left the {len(OTHERS)} other rows of the queue as the verb "
+                          "leaves them; with the server restarted "
+                          f"{each}, it sent the job back to pending uncounted every time.")
