@@ -1,6 +1,7 @@
 """Notebook 07's library: the reconnect race, the fencing store, the crash with RDB and the
-AOF, the clock on the model, the exercise's checker held to a catalogue of wrong fenced writes
-it must reject and right ones it must accept, and the live servers' persistence settings."""
+AOF, the counters, the clock on the model, the exercise's checker held to a catalogue of wrong
+fenced writes it must reject and right ones it must accept, and the live servers' persistence
+settings. Each part's live lines are printed once, with whether the model agreed."""
 
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from trafikey_lab import LiveExecutor
 from trafikey_lab.course import in_production as production
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
 from trafikey_lab.course.in_production import FenceKeys, check_fenced_write
+from trafikey_lab.course.limits import Shown
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.stage import LiveStage
 
@@ -25,29 +27,42 @@ def live(lab):
     return LiveExecutor(lab)
 
 
-def lines(shown, who: str) -> list[str]:
-    return [line.split(": ", 1)[1] for line in shown.lines if line.startswith(f"{who}: ")]
+AGREE = "model and live agree on every line: True"
 
 
-# -- 1. the race after a restart --------------------------------------------------------------
+def played(shown) -> list[str]:
+    """The live lines of a part the model agreed with, line for line; each is printed once."""
+    assert shown.lines[-1] == AGREE, shown
+    return list(shown.lines[:-1])
+
+
+def model_lines(shown) -> list[str]:
+    return [line.removeprefix("model: ") for line in shown.lines if line.startswith("model: ")]
+
+
+# -- the race after a restart ------------------------------------------------------------------
 
 def test_the_worker_first_keeps_its_lease_stamped_by_the_new_process_on_model_and_live(live):
-    shown = production.race(live.server, worker_first=True)
-    assert lines(shown, "model") == lines(shown, "live")
-    assert shown.lines[-1] == "model and live agree on every line: True"
-    played = lines(shown, "live")
-    assert "EMQ.EXTEND attempt 1 → 1" in played[2]
-    assert "recovered [], dead []" in played[3]
-    assert played[4] == "the row: state active, stamp of process 2, stalled (none), in active: True"
+    lines = played(production.race(live.server, worker_first=True))
+    assert "EMQ.EXTEND attempt 1 → 1" in lines[2]
+    assert "recovered [], dead []" in lines[3]
+    assert "state active, stamp of process 2, stalled (none), in active: True" in lines[4]
 
 
 def test_the_sweep_first_sends_the_lease_back_uncounted_and_the_extension_then_replies_0(live):
-    shown = production.race(live.server, worker_first=False)
-    played = lines(shown, "live")
-    assert lines(shown, "model") == played
-    assert "recovered ['job-1'], dead []" in played[2]
-    assert "EMQ.EXTEND attempt 1 → 0 (the lease is gone: stop)" in played[3]
-    assert played[4].startswith("the row: state pending, stamp of process 1, stalled (none)")
+    lines = played(production.race(live.server, worker_first=False))
+    assert "recovered ['job-1'], dead []" in lines[2]
+    assert "EMQ.EXTEND attempt 1 → 0" in lines[3]
+    assert "state pending, stamp of process 1, stalled (none), in active: False" in lines[4]
+
+
+def test_a_part_the_model_disagrees_with_prints_both_and_says_they_disagree(live):
+    def part(stage, name):
+        return Shown((f"played on the {name}",))
+
+    shown = production._on_each(live.server, part, "a restart")
+    assert shown.lines == ("played on the live", "model: played on the model",
+                           "model and live agree on every line: False")
 
 
 class _Attached:
@@ -57,13 +72,10 @@ class _Attached:
     address = "redis://127.0.0.1:6379"
 
 
-# -- 4b. seeing it: the module's counters -----------------------------------------------------
+# -- what an operator sees: the module's counters ----------------------------------------------
 
 def test_the_counters_show_the_restarts_burst_as_exempt_and_a_later_stall_as_recovered(live):
-    shown = production.seeing_it(live.server)
-    assert lines(shown, "model") == lines(shown, "live")
-    assert shown.lines[-1] == "model and live agree on every line: True"
-    restarted, swept, stalled = lines(shown, "live")
+    restarted, swept, stalled = played(production.seeing_it(live.server))
     assert restarted.endswith("sweeps 0, swept_exempt 0, swept_recovered 0, swept_dead 0, "
                               "stalled_check_refusals 0")
     assert swept.endswith(f"sweeps 1, swept_exempt {production.BURST}, swept_recovered 0, "
@@ -74,13 +86,13 @@ def test_the_counters_show_the_restarts_burst_as_exempt_and_a_later_stall_as_rec
 
 def test_on_a_server_the_lab_may_not_restart_a_part_plays_on_the_model_and_says_why_not_live():
     shown = production.race(_Attached(), worker_first=True)
-    assert lines(shown, "model")
-    assert not lines(shown, "live")
+    assert len(model_lines(shown)) == 5
+    assert "EMQ.EXTEND attempt 1 → 1" in model_lines(shown)[2]
     assert shown.lines[-1].startswith("not run live: the lab is using a server it did not start")
     assert production.everysec_window(_Attached()).lines[0].startswith("not run live")
 
 
-# -- 2. an exempt job runs twice ----------------------------------------------------------------
+# -- an exempt job runs twice ------------------------------------------------------------------
 
 @pytest.mark.parametrize(("fenced", "stale_last", "invoices"), [
     (False, True, ["invoice sent by B", "invoice sent by A"]),
@@ -89,27 +101,27 @@ def test_on_a_server_the_lab_may_not_restart_a_part_plays_on_the_model_and_says_
 ])
 def test_the_fence_refuses_only_the_stale_write_that_comes_after_the_newer_one(
         live, fenced, stale_last, invoices):
-    shown = production.runs_twice(live.server, fenced, stale_last)
-    assert lines(shown, "model") == lines(shown, "live")
-    assert lines(shown, "live")[-1].endswith(repr(invoices))
+    assert played(production.runs_twice(live.server, fenced, stale_last))[-1].endswith(
+        repr(invoices))
 
 
-# -- 3. only as durable as persistence -----------------------------------------------------------
+# -- only as durable as persistence ------------------------------------------------------------
 
 def test_a_crash_with_rdb_rolls_attempts_back_and_hands_token_1_to_a_second_holder(live):
-    shown = production.crash_with_rdb(live.server)
-    played = lines(shown, "live")
-    assert lines(shown, "model") == played
-    assert "state pending, attempts 0" in played[2]
-    assert played[3] == "worker B: EMQ.CLAIM → attempt 1: token 1 now has two holders"
-    assert played[4] == "worker B writes with token 1: accepted"
-    assert played[5] == "worker A: EMQ.EXTEND attempt 1 → 1"
+    lines = played(production.crash_with_rdb(live.server))
+    assert "state pending, attempts 0" in lines[2]
+    assert "EMQ.CLAIM → attempt 1" in lines[3]
+    assert "token 1: accepted" in lines[4]
+    assert "EMQ.EXTEND attempt 1 → 1" in lines[5]
+    assert lines[6].endswith("['invoice sent by A', 'invoice sent by B']")
 
 
 def test_a_crash_with_the_aof_fsynced_always_loses_the_claim_nowhere(live):
-    played = lines(production.crash_with_aof(live.server), "live")
-    assert "state active, attempts 1" in played[2]
-    assert played[3] == "worker B: EMQ.CLAIM → nil (the job is still A's, in active)"
+    lines = production.crash_with_aof(live.server).lines
+    assert "state active, attempts 1" in lines[2]
+    assert "EMQ.CLAIM → nil" in lines[3]
+    assert "EMQ.EXTEND attempt 1 → 1" in lines[4]
+    assert lines[5].endswith("['invoice sent by A']")
 
 
 def test_a_killed_process_under_everysec_keeps_every_claim_and_each_policy_is_timed(live):
@@ -148,7 +160,7 @@ def test_an_owned_server_refuses_a_persistence_setting_it_would_pass_on_wrongly(
         OwnedServer(**settings)
 
 
-# -- 5. clocks (the model's) ------------------------------------------------------------------
+# -- clocks (the model's; 07 no longer shows them) ---------------------------------------------
 
 def test_a_failover_to_a_clock_ahead_expires_the_lease_early_and_the_job_runs_twice():
     shown = production.clock_ahead(ahead_ms=25_000, lease_ms=30_000, after_ms=10_000)
@@ -164,7 +176,7 @@ def test_a_clock_ahead_by_less_than_what_is_left_of_the_lease_expires_nothing():
                               "by the new clock")
 
 
-# -- the exercise -------------------------------------------------------------------------------
+# -- the exercise ------------------------------------------------------------------------------
 
 LUA = """
 local highest = tonumber(redis.call('GET', KEYS[1]) or '0')

@@ -73,18 +73,25 @@ def _stages(server: LabServer, **settings) -> list[tuple[str, Stage]]:
 
 
 def _on_each(server: LabServer, part, what: str, **settings) -> Shown:
-    """part(stage, name) on the model and live, each stage closed after it; the lines of each,
-    then whether the two agree line for line (processes are named, never printed)."""
+    """part(stage, name) on the model and live, each stage closed after it. Played live: the
+    live lines, then whether the model's agree line for line (processes are named, never
+    printed); the model's lines are printed too only when they differ, so that a learner reads
+    each line once. Not played live: the model's lines and why not."""
     played = []
     for name, stage in _stages(server, **settings):
         try:
             played.append((name, part(stage, name)))
         finally:
             stage.close()
-    lines = [f"{name}: {line}" for name, shown in played for line in shown.lines]
     if len(played) == 2:
-        lines.append(f"model and live agree on every line: {played[0][1] == played[1][1]}")
-    elif (refused := _refused(server, what)) is not None:
+        agree = played[0][1] == played[1][1]
+        lines = list(played[1][1].lines)
+        if not agree:
+            lines += [f"model: {line}" for line in played[0][1].lines]
+        lines.append(f"model and live agree on every line: {agree}")
+        return Shown(tuple(lines))
+    lines = [f"model: {line}" for line in played[0][1].lines]
+    if (refused := _refused(server, what)) is not None:
         lines += refused.lines
     return Shown(tuple(lines))
 
@@ -302,7 +309,7 @@ def crash(stage: Stage, fence, snapshot_restores: bool = True) -> Shown:
     lines = [f"the snapshot holds the job pending; then worker A claimed attempt {a}"
              if snapshot_restores else
              "SAVE wrote a snapshot with the job pending (this server restores from its "
-             f"append-only file, not the snapshot); then worker A claimed attempt {a}"]
+             f"append-only file); then worker A claimed attempt {a}"]
     lines.append(f"worker A writes with token {a}: "
                  f"{'accepted' if fence.write(a, 'invoice sent by A') else 'refused'}")
     stage.event(Event.CRASH)
@@ -342,7 +349,7 @@ def crash_with_aof(server: LabServer) -> Shown:
         shown = crash(stage, _fence("live", server), snapshot_restores=False)
     finally:
         stage.close()
-    return Shown(tuple(f"live: {line}" for line in shown.lines))
+    return shown
 
 
 WINDOW_CLAIMS = 200
