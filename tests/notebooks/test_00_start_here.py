@@ -95,6 +95,12 @@ def compares_a_prefix(lease_epoch, run_id, stalled, max_stalled):
     return right(run_id, run_id, stalled, max_stalled)
 
 
+def strips_trailing_nuls(lease_epoch, run_id, stalled, max_stalled):
+    if lease_epoch is None or lease_epoch.rstrip(b"\0") != run_id:
+        return ("exempt", "recovered")
+    return right(run_id, run_id, stalled, max_stalled)
+
+
 def checks_the_shape_instead(lease_epoch, run_id, stalled, max_stalled):
     if lease_epoch is None or not epoch.valid_run_id(lease_epoch):
         return ("exempt", "recovered")
@@ -150,6 +156,8 @@ WRONG_ANSWERS = [
     (absent_stamp_counts, "no lease_epoch field, max_stalled 1: this lease is not counted"),
     (ignores_case, "in upper case: this lease is not counted"),
     (compares_a_prefix, "an empty lease_epoch, max_stalled 1: this lease is not counted"),
+    (strips_trailing_nuls, "a NUL or another control byte in the stamp (b'\\x00' only), "
+                           "appended: this lease is not counted"),
     (checks_the_shape_instead,
      "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
     (exempt_jobs_die_too, "no lease_epoch field, max_stalled 1: the job does not end dead"),
@@ -168,7 +176,8 @@ WRONG_ANSWERS = [
 def test_each_right_variant_is_accepted_on_any_draw(predict, seed):
     feedback = check_sweep_prediction(predict, seed=seed)
     assert feedback.right, feedback
-    assert "all 61 cases answered as the sweep answers them" in repr(feedback)
+    # 11 boundary cases, 12 drawn and the 2139 near misses of the run_id
+    assert "all 2162 cases answered as the sweep answers them" in repr(feedback)
     assert len(feedback.findings) == 1
 
 

@@ -109,6 +109,21 @@ WRONG_ANSWERS = {
         value = value.strip()
         return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
         """, "NOW with a newline appended: your check says True"),
+    "trailing NULs stripped before the test": ("""
+        value = value.rstrip(b"\\0")
+        return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
+        """, "a NUL or another control byte: your check says True when it is appended "
+             "(b'\\x00' only"),
+    "bytes.fromhex on the decoded text, which skips whitespace": ("""
+        if len(value) != 40:
+            return False
+        try:
+            bytes.fromhex(value.decode())
+        except ValueError:
+            return False
+        return value == value.lower()
+        """, "ASCII whitespace: your check says True when it is in place of as many bytes at "
+             "the start"),
     "the last byte left out": ('return len(value) == 40 and all(b in b"0123456789abcdef" '
                                'for b in value[:39])',
                                "NOW ending in g: your check says True"),
@@ -231,6 +246,15 @@ RIGHT_ANSWERS = {
         from trafikey_lab import epoch, near_misses
         def my_valid_run_id(value):
             return len(value) == 40 and all(b in epoch.HEX_DIGITS for b in value)
+        """,
+    "bytes.fromhex, there and back": """
+        if len(value) != 40:
+            return False
+        try:
+            text = value.decode()
+            return bytes.fromhex(text).hex() == text
+        except ValueError:
+            return False
         """,
     "a helper of the learner's own named valid_run_id": """
         def valid_run_id(value):
@@ -386,8 +410,12 @@ def test_a_generator_of_the_package_the_collector_closes_meanwhile_is_no_call_of
     cycle.append(cycle)  # only the collector frees it, in whichever thread it runs then
     del ids, cycle
 
+    collected = []
+
     def my_valid_run_id(value):
-        gc.collect()
+        if not collected:  # once: a full collection on each of two thousand values is minutes
+            collected.append(gc.collect())
         return len(value) == 40 and all(b in b"0123456789abcdef" for b in value)
 
     assert check_shape_check(my_valid_run_id).right
+    assert collected

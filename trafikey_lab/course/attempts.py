@@ -77,25 +77,37 @@ def run(attempt, *args, limit_s: float | None = None, library=None, library_name
     name the library's own answers the attempt must not hand the question to; `call`, when
     given, is called as call(attempt, *args) in the attempt's thread instead, for a checker
     that watches the attempt as it runs."""
+    return run_each(attempt, [args], limit_s=limit_s, library=library,
+                    library_names=library_names, call=call)[0]
+
+
+def run_each(attempt, calls, *, limit_s: float | None = None, library=None,
+             library_names=None, call=None) -> list[Outcome]:
+    """attempt(*args) for each args of `calls`, in order, as `run` runs one, in one thread:
+    a checker that tries thousands of values (the near misses) would spend far longer starting
+    a thread for each. The time limit is the whole run's; a call it did not reach is
+    TimedOut."""
     if (refused := screen(attempt, library, library_names)) is not None:
-        return refused
+        return [refused] * len(calls)
     limit_s = LIMIT_S if limit_s is None else limit_s
     done: list[Outcome] = []
 
     def target() -> None:
-        try:
-            value = call(attempt, *args) if call is not None else attempt(*args)
-            done.append(Returned(value))
-        except BaseException as exc:  # the learner's code may raise anything: say what it was
-            done.append(Raised(exc))
+        for args in calls:
+            try:
+                value = call(attempt, *args) if call is not None else attempt(*args)
+                done.append(Returned(value))
+            except BaseException as exc:  # the learner's code may raise anything: say what
+                done.append(Raised(exc))
 
     if native.in_page():
         target()
-        return done[0]
+        return done
     thread = threading.Thread(target=target, name="trafikey-lab attempt", daemon=True)
     thread.start()
     thread.join(limit_s)
-    return done[0] if done else TimedOut(limit_s)
+    reached = done[:]  # a copy: a runaway thread may still be appending to `done`
+    return reached + [TimedOut(limit_s)] * (len(calls) - len(reached))
 
 
 LIBRARY_CHECKS = {"valid_run_id", "shape_problem", "trafikey_valid_run_id", "read_value"}

@@ -194,7 +194,7 @@ def _made_up_findings(candidate, rng: random.Random, used: list[str]) -> list[Fi
     one (`near_misses`), in words that name a near miss's class and place, never the values
     drawn, so that the same attempt gets the same feedback on every run."""
     fresh = [near_misses.run_id(rng) for _ in range(MADE_UP)]
-    misses = near_misses.near_misses(fresh[0], rng)
+    misses = near_misses.near_misses(fresh[0])
     findings, right, instead = [], 0, ""
     for value in fresh:
         outcome = _ask(candidate, value, used)
@@ -206,22 +206,26 @@ def _made_up_findings(candidate, rng: random.Random, used: list[str]) -> list[Fi
                                        f"table of known values can answer them): {right} of "
                                        f"{len(fresh)} answered as the module answers"
                                        + (f"; on one, your check {instead}" if instead else "")))
+    # Some two thousand values: one thread for all of them, not one each.
+    outcomes = attempts.run_each(candidate, [(miss.value,) for miss in misses], library=LIBRARY,
+                                 call=lambda c, v: _library_calls(c, v, used))
     wrong: dict[tuple[str, str], list[near_misses.NearMiss]] = {}
-    for miss in misses:
-        outcome = _ask(candidate, miss.value, used)
+    for miss, outcome in zip(misses, outcomes, strict=True):
         verdict = _as_verdict(outcome.value) if isinstance(outcome, attempts.Returned) else None
         if verdict != _reference(miss.value):
-            did = _did(outcome) or f"says {verdict}"
+            # An error by its type alone: its message names the byte and where it was.
+            did = (f"raised {type(outcome.error).__name__}" if isinstance(outcome, attempts.Raised)
+                   else _did(outcome) or f"says {verdict}")
             wrong.setdefault((miss.kind, did), []).append(miss)
     for (kind, did), missed in wrong.items():
+        members = near_misses.missed_members(kind, missed)
         findings.append(Finding(WRONG, f"{kind}: your check {did} when it is "
-                                       f"{', '.join(m.where for m in missed)} (in a run_id made "
-                                       "up for this run)"))
+                                       f"{near_misses.wheres(missed)} ("
+                                       + (f"{members}, " if members else "")
+                                       + "in a run_id made up for this run)"))
     if not findings:
         findings.append(Finding(RIGHT, f"all {len(fresh) + len(misses)} values made up for "
                                        f"this run answered as the module answers: {len(fresh)} "
                                        f"fresh run_ids and {len(misses)} near misses of one, "
-                                       "each byte class put in at its first, a middle and its "
-                                       "last place, inserted, prepended and appended, and one "
-                                       "byte removed at either end"))
+                                       f"{near_misses.DESCRIBED}"))
     return findings

@@ -71,7 +71,7 @@ def _sweep_cases(seed: int) -> list["Case"]:
         stalled = draw.choice([None, *range(0, 8)])
         stamp = draw.choice([run_id, run_id, other, None])
         cases.append((f"drawn case {n + 1}", stamp, run_id, stalled, max_stalled))
-    for miss in near_misses.near_misses(run_id, draw):
+    for miss in near_misses.near_misses(run_id):
         cases.append((NearMissStamp(miss), miss.value, run_id, draw.choice([None, 0, 1]),
                       draw.randint(1, 3)))
     return cases
@@ -143,43 +143,53 @@ def check_sweep_prediction(predict, *, live=None, seed: int | None = None) -> Fe
         return feedback(exercise, [Finding(WRONG, text) for text in wrong[:6]])
     return feedback(exercise, [Finding(RIGHT, f"all {len(cases)} cases answered as the sweep "
                                                "answers them: the budget's edge, cases drawn at "
-                                               "random and the run_id's near misses (each byte "
-                                               "class at its first, a middle and its last place, "
-                                               "inserted, prepended and appended, and one byte "
-                                               "removed at either end)")])
+                                               "random and the run_id's near misses, "
+                                               f"{near_misses.DESCRIBED}")])
 
 
 def _wrong_predictions(predict, cases) -> list[str]:
     """One text per case answered wrongly, "what the case is: what is wrong"; the near misses
     of one byte class answered wrongly the same way share one text, which names their
-    places."""
+    places (and their members, when not all of the class's)."""
     wrong: list[str | tuple[str, str]] = []
-    places: dict[tuple[str, str], list[str]] = {}
-    for what, stamp, run_id, stalled, max_stalled in cases:
-        problem = _problem(predict, stamp, run_id, stalled, max_stalled)
+    missed: dict[tuple[str, str], list[near_misses.NearMiss]] = {}
+    # Some two thousand cases: one thread for all of them, not one each.
+    outcomes = attempts.run_each(predict, [case[1:] for case in cases], library=_SWEEP_LIBRARY,
+                                 library_names=_SWEEP_LIBRARY_NAMES)
+    for (what, *case), outcome_of_call in zip(cases, outcomes, strict=True):
+        problem = _problem(outcome_of_call, *case, about_a_near_miss=isinstance(
+            what, NearMissStamp))
         if problem is None:
             continue
         if isinstance(what, NearMissStamp):
             key = (what.miss.kind, problem)
-            if key not in places:
-                places[key] = []
+            if key not in missed:
+                missed[key] = []
                 wrong.append(key)
-            places[key].append(what.miss.where)
+            missed[key].append(what.miss)
         else:
             wrong.append(f"{what}: {problem}")
-    return [f"{text[0]} in the stamp, {', '.join(places[text])}: {text[1]}"
-            if isinstance(text, tuple) else text for text in wrong]
+    return [text if isinstance(text, str) else _near_miss_text(*text, missed[text])
+            for text in wrong]
 
 
-def _problem(predict, stamp, run_id, stalled, max_stalled) -> str | None:
+def _near_miss_text(kind: str, problem: str, missed: list[near_misses.NearMiss]) -> str:
+    members = near_misses.missed_members(kind, missed)
+    return (f"{kind} in the stamp{f' ({members})' if members else ''}, "
+            f"{near_misses.wheres(missed)}: {problem}")
+
+
+def _problem(outcome_of_call: attempts.Outcome, stamp, run_id, stalled, max_stalled, *,
+             about_a_near_miss: bool = False) -> str | None:
     """What is wrong with the prediction for one case, never what it should have been; None
-    when it is the sweep's."""
+    when it is the sweep's. An error on a near miss is named by its type alone: its message
+    may name the byte, and the near misses of one class share one text."""
     reading, outcome = _module_answer(stamp, run_id, stalled, max_stalled)
-    outcome_of_call = attempts.run(predict, stamp, run_id, stalled, max_stalled,
-                                   library=_SWEEP_LIBRARY, library_names=_SWEEP_LIBRARY_NAMES)
     if isinstance(outcome_of_call, attempts.Raised):
-        return (f"your function raised {outcome_of_call.text}; it must answer every row, an "
-                "absent field included")
+        raised = (type(outcome_of_call.error).__name__ if about_a_near_miss
+                  else outcome_of_call.text)
+        return (f"your function raised {raised}; it must answer every row, an absent field "
+                "included")
     if isinstance(outcome_of_call, attempts.TimedOut):
         return (f"your function ran for more than {outcome_of_call.limit_s:g} s; it must "
                 "answer at once")

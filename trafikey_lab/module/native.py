@@ -60,6 +60,7 @@ def in_page() -> bool:
     return sys.platform == "emscripten"
 
 
+@functools.cache  # a checker asks the C of some two thousand values: open it once
 def library() -> ctypes.CDLL:
     """The built module, opened once; raises ModuleNotBuilt when it is not there."""
     lib = ctypes.CDLL(str(build.module_path()))
