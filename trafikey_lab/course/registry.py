@@ -50,10 +50,10 @@ NOTEBOOKS = (
     Notebook("05", "05_beyond_one_server", "05 · Beyond one server", 50),
     Notebook("06", "06_why_natively",
              "06 · Why natively: the race a script can lose, and a sweep's server time, native "
-             "and scripted", 45),
+             "and scripted", 30),
     Notebook("07", "07_in_production",
              "07 · In production: what the lease epoch asks of workers, operators and "
-             "persistence", 75),
+             "persistence", 55),
 )
 
 
