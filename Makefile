@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: lab app test browser setup doctor soak asan mutants bench clean wheelhouse offline-check binder-check \
-	book book-check linkcheck hub hub-check lock
+	book book-check linkcheck hub hub-check lock peers
 
 lab: $(STAMP)
 	$(BIN)/python -m trafikey_lab doctor
@@ -32,6 +32,29 @@ TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=20 \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg tests notebooks
+
+# make peers  the other queues played for real (peers/, issue 34): RQ, arq, BullMQ and Sidekiq,
+#             each against lab servers of its own, through a killed worker, a restart longer
+#             than the lease and a short one, trafikey's histories beside them; fails where a
+#             library no longer does what its recording in peers/recordings says (counted,
+#             fate, runs). BullMQ from peers/bullmq/package-lock.json (npm ci), arq in a
+#             virtualenv of its own (it needs redis-py below 6); Node and Ruby's Sidekiq must
+#             be there (.ci/run installs them). About five minutes.
+PEERS_BULLMQ := peers/bullmq/node_modules/.package-lock.json
+PEERS_ARQ := peers/arq/.venv/.installed
+
+$(PEERS_BULLMQ): peers/bullmq/package.json peers/bullmq/package-lock.json
+	@command -v npm >/dev/null || { echo "make peers needs Node.js and npm (BullMQ): sudo apt-get install -y nodejs npm"; exit 1; }
+	cd peers/bullmq && npm ci --no-audit --no-fund --ignore-scripts
+
+$(PEERS_ARQ): peers/arq/requirements.txt $(VENV)/bin/python
+	$(BIN)/python -m venv peers/arq/.venv
+	peers/arq/.venv/bin/python -m pip install -r peers/arq/requirements.txt
+	touch $@
+
+peers: $(STAMP) $(PEERS_BULLMQ) $(PEERS_ARQ)
+	@command -v sidekiq >/dev/null || { echo "make peers needs Ruby's Sidekiq: sudo apt-get install -y ruby-sidekiq"; exit 1; }
+	$(BIN)/python -m peers
 
 # make browser  the whole browser suite with every notebook's run-and-axe check in Chromium
 #               (make test runs those for 00 and 04 only, to stay within its time).

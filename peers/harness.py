@@ -38,6 +38,11 @@ RESPAWN_S = 1.0
 process supervisor (systemd's Restart=, supervisord) would."""
 
 
+SESSIONS: list[int] = []
+"""Every worker session a Crew of this process has started (each worker leads its own): what
+a test checks is gone once the plays are over."""
+
+
 class PlayError(Exception):
     """A play could not be carried out (a server or a worker failed to start): the message says
     what happened and where the logs are."""
@@ -259,8 +264,11 @@ class Crew:
         try:
             # Unbuffered: a Python worker's log must hold what it said before it was killed.
             env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
-            return subprocess.Popen(self.argv, env=env, cwd=self.cwd, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            worker = subprocess.Popen(self.argv, env=env, cwd=self.cwd,
+                                      stdin=subprocess.DEVNULL, stdout=log,
+                                      stderr=subprocess.STDOUT, start_new_session=True)
+            SESSIONS.append(worker.pid)
+            return worker
         finally:
             log.close()
 

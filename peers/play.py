@@ -19,9 +19,9 @@ are those starts, whichever worker made them.
 from __future__ import annotations
 
 import abc
-import platform
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,10 @@ from peers.harness import (
     wait_ready,
 )
 from peers.harness import watch as watch_job
+from trafikey_lab.executors import Queue
+from trafikey_lab.live.executor import LiveExecutor
+from trafikey_lab.player import play as play_lab_history
+from trafikey_lab.stories import JOB
 
 HISTORIES = ("stalled", "restarted", "short_restart")
 TITLES = {
@@ -227,48 +231,44 @@ def _outcome(peer: Peer, plan: Plan, history: str, watched: Watched, started: fl
 # -- trafikey on the same server -----------------------------------------------------------------
 
 TRAFIKEY_LEASE_MS = 1000
-TRAFIKEY_DOWN_S = {"restarted": 2.0, "short_restart": 0.2}
+TRAFIKEY_DOWN_S = {"stalled": 0.0, "restarted": 2.0, "short_restart": 0.2}
 """trafikey's restarts: down twice its 1 s lease, and down a fifth of it."""
+TRAFIKEY_QUEUE = Queue("{peers}")
 
 
-def play_trafikey(stage: Stage) -> dict[str, dict[str, Any]]:
-    """trafikey's own histories on `stage`'s server (max_stalled 1, a 1 s lease): the worker
-    stalled, the server restarted (down 2 s) and a short restart (down 0.2 s), each played by
-    the lab's histories.play with the lab's LiveExecutor, its restart the stage's bounce."""
-    from trafikey_lab.histories import JOB, play
+class Bouncing(LiveExecutor):
+    """The lab's LiveExecutor whose restart is the stage's, the server down for down_s."""
 
-    from trafikey_lab.executors import Queue
-    from trafikey_lab.live.executor import LiveExecutor
+    def __init__(self, stage: Stage, down_s: float) -> None:
+        super().__init__(stage.server)
+        self.stage, self.down_s = stage, down_s
 
-    class Bouncing(LiveExecutor):
-        """The lab's executor whose restart keeps the server down for `down_s`."""
+    def restart(self) -> str:
+        return self.stage.bounce(self.down_s).run_id_after
 
-        down_s = 0.0
 
-        def restart(self) -> str:
-            return stage.bounce(self.down_s).run_id_after
-
-    out: dict[str, dict[str, Any]] = {}
-    for history in HISTORIES:
-        live = Bouncing(stage.server)
-        live.down_s = TRAFIKEY_DOWN_S.get(history, 0.0)
-        key = "stalled" if history == "stalled" else "restarted"
-        began = time.monotonic()
-        trace = play(key, 1, live, Queue("{peers}"), lease_ms=TRAFIKEY_LEASE_MS)
-        row = live.row(Queue("{peers}"), JOB)
-        out[history] = {
-            "history": history,
-            "counted": int(row.get(b"stalled", b"0")),
-            "counted_as": "the row's stalled count (the sweep counts a lease its own process "
-                          "stamped)",
-            "fate": str(trace.outcome),
-            "reading": str(trace.reading),
-            "runs": 1,
-            "settings": {"max_stalled": 1, "lease_ms": TRAFIKEY_LEASE_MS,
-                         "down_s": live.down_s},
-            "seconds": round(time.monotonic() - began, 2),
-        }
-    return out
+def play_trafikey(stage: Stage, history: str) -> dict[str, Any]:
+    """trafikey's own history on `stage`'s server, max_stalled 1 and a 1 s lease, played by the
+    lab's histories.play: the worker stalled, or the server restarted, down 2 s (restarted) or
+    0.2 s (short_restart)."""
+    live = Bouncing(stage, TRAFIKEY_DOWN_S[history])
+    began = time.monotonic()
+    trace = play_lab_history("stalled" if history == "stalled" else "restarted", 1, live,
+                             TRAFIKEY_QUEUE, lease_ms=TRAFIKEY_LEASE_MS)
+    row = live.row(TRAFIKEY_QUEUE, JOB)
+    live.clear(TRAFIKEY_QUEUE)
+    return {
+        "history": history,
+        "counted": int(row.get(b"stalled", b"0")),
+        "counted_as": "the row's stalled count: the sweep counts a lease its own process "
+                      "stamped, and exempts one another process stamped",
+        "fate": {"dead": "dead-lettered", "recovered": "back to pending"}.get(
+            str(trace.outcome), str(trace.outcome)),
+        "reading": str(trace.reading),
+        "runs": 1,
+        "settings": {"max_stalled": 1, "lease_ms": TRAFIKEY_LEASE_MS, "down_s": live.down_s},
+        "seconds": round(time.monotonic() - began, 2),
+    }
 
 
 # -- a whole queue ------------------------------------------------------------------------------
@@ -276,27 +276,40 @@ def play_trafikey(stage: Stage) -> dict[str, dict[str, Any]]:
 Progress = Callable[[str], object]
 
 
+def play_on_own_server(peer: Peer, history: str, trafikey: bool,
+                       progress: Progress | None) -> tuple[Outcome, dict[str, Any] | None, str]:
+    """One history of `peer` on a new lab server, then trafikey's on the same server; with the
+    server's version."""
+    with Stage() as stage:
+        if progress is not None:
+            progress(f"{peer.library}: {TITLES[history]}, on a server of its own")
+        outcome = play_history(peer, stage, history)
+        beside = play_trafikey(stage, history) if trafikey else None
+        if progress is not None:
+            progress(f"{peer.library}: {TITLES[history]}: {outcome.fate}, {outcome.runs} "
+                     f"run(s), counted {outcome.counted}")
+        return outcome, beside, stage.version()
+
+
 def play(peer: Peer, histories: tuple[str, ...] = HISTORIES, *,
          progress: Progress | None = None, trafikey: bool = True) -> Recording:
-    """Plays `histories` of `peer` on one new lab server, then trafikey's beside them (unless
-    trafikey=False), and returns the Recording. PlayError when the queue cannot run here."""
+    """Plays each of `histories` of `peer` on a lab server of its own, all at once (each a
+    thread; the processes they start are the work), trafikey's same history after it on the
+    same server (unless trafikey=False), and returns the Recording. PlayError when the queue
+    cannot run here, or a history could not be played."""
     if (why := peer.missing()) is not None:
         raise PlayError(why)
     unknown = set(histories) - set(HISTORIES)
     if unknown:
         raise ValueError(f"no history {sorted(unknown)}: choose from {', '.join(HISTORIES)}")
     began = time.monotonic()
-    played: dict[str, Outcome] = {}
-    with Stage() as stage:
-        for history in histories:
-            if progress is not None:
-                progress(f"{peer.library}: {TITLES[history]}")
-            played[history] = play_history(peer, stage, history)
-        if progress is not None and trafikey:
-            progress("trafikey: the same histories")
-        beside = play_trafikey(stage) if trafikey else {}
-        versions = {**peer.versions(), "valkey-server": stage.version(),
-                    "python": platform.python_version()}
+    with ThreadPoolExecutor(max_workers=len(histories)) as pool:
+        futures = {h: pool.submit(play_on_own_server, peer, h, trafikey, progress)
+                   for h in histories}
+        done = {h: future.result() for h, future in futures.items()}
+    played = {h: outcome for h, (outcome, _, _) in done.items()}
+    beside = {h: lab for h, (_, lab, _) in done.items() if lab is not None}
+    versions = {**peer.versions(), "valkey-server": next(iter(done.values()))[2]}
     return Recording(
         queue=peer.key, library=peer.library, versions=versions, budget=peer.budget,
         lease=peer.lease, shortened=peer.shortened, histories=played, trafikey=beside,

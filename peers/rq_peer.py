@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import sys
 import time
 from importlib import metadata
@@ -82,14 +83,15 @@ class RQ(Peer):
         return None
 
     def versions(self) -> dict[str, str]:
-        return {"rq": metadata.version("rq"), "redis-py": metadata.version("redis")}
+        return {"rq": metadata.version("rq"), "redis-py": metadata.version("redis"),
+                "python": platform.python_version()}
 
     def plan(self, history: str) -> Plan:
         if history == "stalled":
-            return Plan(first_run_s=3, within_s=ENTRY_S + 30)
-        down = ENTRY_S + 4 if history == "restarted" else 10.0
+            return Plan(first_run_s=3, within_s=ENTRY_S + 30, settle_s=1)
+        down = ENTRY_S + 1 if history == "restarted" else 10.0
         return Plan(down_s=down, first_run_s=EVENT_AFTER_S + down + RESTART_TAIL_S,
-                    within_s=ENTRY_S + 30)
+                    within_s=ENTRY_S + 30, settle_s=1)
 
     def crew(self, stage: Stage, folder: Path, runlog: Path, plan: Plan) -> Crew:
         env = {"PEERS_URL": stage.url, "PEERS_RUNLOG": str(runlog),

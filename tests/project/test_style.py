@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HELD = ["hub", "book/_ext", "tools", "trafikey_lab", "tests"]
+HELD = ["hub", "book/_ext", "tools", "trafikey_lab", "tests", "peers"]
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess:
