@@ -1,17 +1,24 @@
 """Notebook 00's exercise checker, tested like a verb: the wrong predictions it must reject, each
-with a message that names the case and not its answer, and the right variants it must accept."""
+flagged on a case it gets wrong, with what it answered there and never the case's answer, and
+the right variants it must accept after putting every case to them. The findings are read by
+their case and the values in them (answers, counts, byte classes, places), not by sentence."""
+
+import re
 
 import pytest
 from byte_classes import IN_CLASS
 
 from trafikey_lab import epoch, near_misses, sweep
-from trafikey_lab.course.feedback import WRONG
+from trafikey_lab.course.feedback import OUTCOMES, READINGS, RIGHT, WRONG
 from trafikey_lab.course.start_here import (
     BOUNDARY_CASES,
+    DRAWN_CASES,
     _module_answer,
     _sweep_cases,
     check_sweep_prediction,
 )
+
+SEED = 11
 
 
 def right(lease_epoch, run_id, stalled, max_stalled):
@@ -150,57 +157,105 @@ def a_table_of_one_runs_answers(lease_epoch, run_id, stalled, max_stalled):
 
 
 WRONG_ANSWERS = [
-    (off_by_one, "stalled 1, max_stalled 2: the job does not end recovered"),
-    (compares_the_old_count, "no stalled field, max_stalled 1: the job does not end recovered"),
-    (dead_only_at_exactly_the_budget, "stalled 4, max_stalled 3: the job does not end recovered"),
-    (absent_stamp_counts, "no lease_epoch field, max_stalled 1: this lease is not counted"),
-    (ignores_case, "in upper case: this lease is not counted"),
-    (compares_a_prefix, "an empty lease_epoch, max_stalled 1: this lease is not counted"),
-    (strips_trailing_nuls, "a NUL or another control byte in the stamp (b'\\x00' only), "
-                           "appended: this lease is not counted"),
-    (checks_the_shape_instead,
-     "another process's stamp, stalled 0, max_stalled 1: this lease is not counted"),
-    (exempt_jobs_die_too, "no lease_epoch field, max_stalled 1: the job does not end dead"),
-    (absent_stalled_raises, "your function raised TypeError"),
-    (says_pending, "it answered ('counted', 'pending')"),
-    (one_word, "it answered 'dead'; answer a pair"),
-    (hands_it_to_the_library, "hands the question to the library's own exempt"),
-    (asks_the_step_machine, "hands the question to the library's own count_stall"),
-    (the_notebooks_stub, "it answered None; answer a pair"),
-    (a_table_of_one_runs_answers, "this lease is not exempt"),
+    # (the prediction, a case it gets wrong, what it answered there)
+    (off_by_one, "the stamp is the sweeper's, stalled 1, max_stalled 2", "recovered"),
+    (compares_the_old_count, "the stamp is the sweeper's, no stalled field, max_stalled 1",
+     "recovered"),
+    (dead_only_at_exactly_the_budget, "the stamp is the sweeper's, stalled 4, max_stalled 3",
+     "recovered"),
+    (absent_stamp_counts, "no lease_epoch field, max_stalled 1", "counted"),
+    (ignores_case, "the sweeper's run_id in upper case", "counted"),
+    (compares_a_prefix, "an empty lease_epoch, max_stalled 1", "counted"),
+    (strips_trailing_nuls, "a NUL or another control byte in the stamp (b'\\x00' only), appended",
+     "counted"),
+    (checks_the_shape_instead, "another process's stamp, stalled 0, max_stalled 1", "counted"),
+    (exempt_jobs_die_too, "no lease_epoch field, max_stalled 1", "dead"),
+    (absent_stalled_raises, "the stamp is the sweeper's, no stalled field, max_stalled 1",
+     "TypeError"),
+    (says_pending, "the stamp is the sweeper's, no stalled field, max_stalled 2",
+     "('counted', 'pending')"),
+    (one_word, "the stamp is the sweeper's, no stalled field, max_stalled 1", "'dead'"),
+    (the_notebooks_stub, "the stamp is the sweeper's, no stalled field, max_stalled 1", "None"),
+    (a_table_of_one_runs_answers, "the stamp is the sweeper's, no stalled field, max_stalled 1",
+     "exempt"),
 ]
+BORROWED = [(hands_it_to_the_library, "exempt"), (asks_the_step_machine, "count_stall")]
+"""A prediction that hands the question to the library, and the library function it names."""
+
+
+def problem(finding_text: str, case: str) -> str:
+    """What a finding about `case` says is wrong, after the case's name."""
+    assert finding_text.startswith(f"{case}: "), finding_text
+    return finding_text[len(case) + 2:]
 
 
 @pytest.mark.parametrize("predict", RIGHT_VARIANTS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_each_right_variant_is_accepted_on_any_draw(predict, seed):
-    feedback = check_sweep_prediction(predict, seed=seed)
+def test_each_right_variant_is_accepted_on_any_draw_after_every_case_is_put_to_it(predict, seed):
+    asked = []
+
+    def recorded(lease_epoch, run_id, stalled, max_stalled):
+        asked.append((lease_epoch, run_id, stalled, max_stalled))
+        return predict(lease_epoch, run_id, stalled, max_stalled)
+
+    feedback = check_sweep_prediction(recorded, seed=seed)
     assert feedback.right, feedback
-    # 11 boundary cases, 12 drawn and the 2139 near misses of the run_id
-    assert "all 2162 cases answered as the sweep answers them" in repr(feedback)
-    assert len(feedback.findings) == 1
+    assert feedback.kinds == [RIGHT]
+    # the boundary cases, the drawn ones and every near miss of the run_id, in that order
+    assert asked == [tuple(case[1:]) for case in _sweep_cases(seed)]
 
 
-@pytest.mark.parametrize(("predict", "message"), WRONG_ANSWERS,
+@pytest.mark.parametrize(("predict", "case", "answered"), WRONG_ANSWERS,
                          ids=[w[0].__name__ for w in WRONG_ANSWERS])
-def test_each_wrong_answer_is_rejected_with_the_case_it_got_wrong(predict, message):
-    feedback = check_sweep_prediction(predict, seed=11)
+def test_each_wrong_answer_is_flagged_on_a_case_it_gets_wrong_with_what_it_answered(
+        predict, case, answered):
+    feedback = check_sweep_prediction(predict, seed=SEED)
     assert not feedback.right
-    assert message in repr(feedback)
+    finding = feedback.about(case)
+    assert finding.kind == WRONG
+    assert answered in problem(finding.text, case)
+
+
+@pytest.mark.parametrize(("predict", "name"), BORROWED, ids=[b[0].__name__ for b in BORROWED])
+def test_a_prediction_that_hands_the_question_to_the_library_is_refused_naming_it(predict, name):
+    feedback = check_sweep_prediction(predict, seed=SEED)
+    assert feedback.kinds == [WRONG]
+    assert re.search(rf"\b{name}\b", feedback.text)
+
+
+def given_words(predict, args) -> set:
+    """The words the prediction itself answers for one case (none when it raises)."""
+    try:
+        given = predict(*args)
+    except Exception:
+        return set()
+    return set(given) if isinstance(given, (tuple, list)) else {given}
 
 
 @pytest.mark.parametrize("predict", [w[0] for w in WRONG_ANSWERS],
                          ids=[w[0].__name__ for w in WRONG_ANSWERS])
-def test_no_message_says_what_the_right_answer_was(predict):
-    for finding in check_sweep_prediction(predict, seed=11).findings:
-        assert "the sweep says" not in finding.text
-        assert "should" not in finding.text
+def test_no_finding_names_a_reading_or_outcome_its_case_has_that_the_prediction_did_not_give(
+        predict):
+    cases = {str(what): case for what, *case in _sweep_cases(SEED)}
+    flagged = 0
+    for finding in check_sweep_prediction(predict, seed=SEED).findings:
+        case, _, said = finding.text.partition(": ")
+        if case in cases:
+            answer = _module_answer(*cases[case])
+            given = given_words(predict, cases[case])
+        elif " in the stamp" in case:  # near misses: never the run_id, so always exempt
+            answer, given = ("exempt", "recovered"), set()
+        else:
+            continue
+        flagged += 1
+        assert [word for word in answer if word not in given and word in said] == [], finding
+    assert flagged
 
 
 def test_the_notebooks_stub_gets_feedback_that_names_no_reading_nor_outcome():
-    text = "\n".join(f.text for f in check_sweep_prediction(the_notebooks_stub, seed=2).findings)
-    for word in ("counted", "dead", "this lease is", "does not end"):
-        assert word not in text.replace('("exempt", "recovered")', "")
+    """What 00 stores under its exercise: the cases the stub missed, no answer among them."""
+    text = check_sweep_prediction(the_notebooks_stub, seed=2).text
+    assert [word for word in (*READINGS, *OUTCOMES) if word in text] == []
 
 
 def test_a_table_of_answers_from_one_draw_fails_on_the_next():
@@ -213,14 +268,18 @@ def test_the_feedback_on_a_wrong_answer_is_the_same_on_any_draw():
     texts = {repr(check_sweep_prediction(the_notebooks_stub, seed=seed)) for seed in range(20)}
     assert len(texts) == 1
     feedback = check_sweep_prediction(the_notebooks_stub, seed=3)
-    assert [f.kind for f in feedback.findings] == ["wrong"] * 5 + ["note"]
-    assert feedback.findings[4].text == "and 7 more of the 11 boundary cases"
+    # four boundary cases named, how many more of them, then what is checked after them
+    assert feedback.kinds == [WRONG] * 5 + ["note"]
+    near = len(_sweep_cases(3)) - BOUNDARY_CASES - DRAWN_CASES
+    assert re.findall(r"\d+", feedback.findings[4].text) == [str(BOUNDARY_CASES - 4),
+                                                               str(BOUNDARY_CASES)]
+    assert re.findall(r"\d+", feedback.findings[5].text) == [str(DRAWN_CASES), str(near)]
 
 
-def test_something_that_is_not_a_function_is_told_to_be_one():
+def test_something_that_is_not_a_function_is_refused_naming_it():
     feedback = check_sweep_prediction("exempt")
-    assert not feedback.right
-    assert "is not a function" in repr(feedback)
+    assert feedback.kinds == [WRONG]
+    assert repr("exempt") in feedback.text
 
 
 def test_the_boundary_cases_cover_both_rules_and_every_answer():
@@ -266,22 +325,36 @@ def test_every_class_of_the_near_misses_has_a_prediction_blind_to_it_alone():
     assert set(IN_CLASS) == set(near_misses.CLASSES)
 
 
+def near_miss_findings(feedback) -> list[tuple[str, str]]:
+    """(the byte class, what is said wrong) of each finding about near misses."""
+    found = []
+    for finding in feedback.findings:
+        case, _, said = finding.text.partition(": ")
+        kind, sep, _ = case.partition(" in the stamp")
+        if sep:
+            found.append((kind, said))
+    return found
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
 @pytest.mark.parametrize("kind", BLIND)
 def test_a_prediction_wrong_only_on_one_byte_class_is_rejected_naming_that_class_alone(kind, seed):
     feedback = check_sweep_prediction(BLIND[kind], seed=seed)
     assert not feedback.right
-    named = [other for other in BLIND if f"{other} in the stamp, " in feedback.text]
-    assert named == [kind], feedback
     assert feedback.kinds == [WRONG]
-    # Where it was, in words that do not depend on the draw; and never the answer.
-    assert "this lease is not counted: look again at the stamp comparison" in feedback.text
-    assert "exempt" not in feedback.text
-    assert str(feedback) == str(
-        check_sweep_prediction(BLIND[kind], seed=seed + 100))
+    found = near_miss_findings(feedback)
+    assert {named for named, _ in found} == {kind}, feedback
+    # it counted what is another process's stamp, and is not told it is exempt
+    assert all("counted" in said and "exempt" not in said for _, said in found), feedback
+    assert str(feedback) == str(check_sweep_prediction(BLIND[kind], seed=seed + 100))
 
 
 def test_a_stamp_stripped_before_the_comparison_is_caught_where_strip_reaches():
-    text = check_sweep_prediction(strips_the_stamp, seed=3).text
-    assert text == ("ASCII whitespace in the stamp, prepended, appended: this lease is not "
-                    "counted: look again at the stamp comparison")
+    feedback = check_sweep_prediction(strips_the_stamp, seed=3)
+    # strip reaches only a member put before or after the run_id, not one in its place
+    ends = near_misses.wheres([miss for miss in near_misses.near_misses(b"0" * 40)
+                               if miss.operation in (near_misses.Operation.PREPENDED,
+                                                     near_misses.Operation.APPENDED)])
+    case = f"ASCII whitespace in the stamp, {ends}"
+    assert feedback.kinds == [WRONG]
+    assert "counted" in problem(feedback.about(case).text, case)

@@ -196,8 +196,7 @@ def _problem(outcome_of_call: attempts.Outcome, stamp, run_id, stalled, max_stal
     answer = getattr(outcome_of_call, "value", None)
     if (not isinstance(answer, (tuple, list)) or len(answer) != 2
             or answer[0] not in READINGS or answer[1] not in OUTCOMES):
-        return (f"it answered {answer!r}; answer a pair such as (\"exempt\", \"recovered\"): "
-                "the reading, then the outcome")
+        return f"it answered {answer!r}, not a reading and an outcome"
     if answer[0] != reading:
         return f"this lease is not {answer[0]}: look again at the stamp comparison"
     if answer[1] != outcome:
