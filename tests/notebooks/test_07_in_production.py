@@ -290,6 +290,51 @@ def test_the_interleaving_finds_the_one_window_a_read_then_write_leaves_open(liv
     assert wrong[0].startswith("the newer writer before your command 2 of 2")
 
 
+def test_the_fencing_store_follows_the_stage_it_is_for(live):
+    from trafikey_lab.player import ModelStage
+
+    assert isinstance(production._fence(ModelStage(), live.server), production.ModelFence)
+    stage = LiveStage(live.server)
+    try:
+        assert isinstance(production._fence(stage, live.server), production.LiveFence)
+    finally:
+        stage.close()
+
+
+def test_the_everysec_timing_closes_its_stage_when_a_claim_fails(monkeypatch):
+    closed = []
+
+    class Failing:
+        def add(self, *args):
+            raise redis.ConnectionError("the server went away")
+
+    class Stage:
+        def __init__(self, server):
+            self.worker = Failing()
+
+        def close(self):
+            closed.append(True)
+
+    class Owned:
+        def __init__(self, **settings):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class Ours:
+        can_restart = True
+
+    monkeypatch.setattr(production, "LiveStage", Stage)
+    monkeypatch.setattr(production, "OwnedServer", Owned)
+    with pytest.raises(redis.ConnectionError):
+        production.everysec_window(Ours(), claims=1)
+    assert closed == [True]
+
+
 def test_without_the_live_server_the_checker_says_it_checked_nothing(live):
     found = check_fenced_write(in_lua)
     assert found.kinds == [NOTE]

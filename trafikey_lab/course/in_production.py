@@ -19,6 +19,7 @@ sanitize file masks.
 """
 
 import time
+from contextlib import closing
 from dataclasses import dataclass
 
 import redis
@@ -253,10 +254,11 @@ class LiveFence:
         return [plain(e) for e in self.client.lrange(self.keys.effects, 0, -1)]
 
 
-def _fence(name: str, server: LabServer):
-    """The fencing store for the model's part or the live one: a second store, on the lab's
-    server, apart from the queue (and alive when the queue's own server crashes)."""
-    if name == "model":
+def _fence(stage: Stage, server: LabServer) -> ModelFence | LiveFence:
+    """The fencing store for a part played on `stage`: in memory beside the model; beside a
+    live stage, a second store on the lab's server, apart from the queue (and alive when the
+    queue's own server crashes)."""
+    if isinstance(stage, ModelStage):
         return ModelFence()
     return LiveFence(redis.Redis.from_url(server.connection_url))
 
@@ -289,8 +291,8 @@ def exempt_job_runs_twice(stage: Stage, fence, fenced: bool, stale_last: bool = 
 
 def runs_twice(server: LabServer, fenced: bool, stale_last: bool = True) -> Shown:
     """exempt_job_runs_twice on the model and on the lab's server."""
-    return _on_each(server, lambda stage, name: exempt_job_runs_twice(
-        stage, _fence(name, server), fenced, stale_last), "a restart")
+    return _on_each(server, lambda stage, _: exempt_job_runs_twice(
+        stage, _fence(stage, server), fenced, stale_last), "a restart")
 
 
 # -- 3. only as durable as persistence --------------------------------------------------------
@@ -335,7 +337,7 @@ def crash(stage: Stage, fence, snapshot_restores: bool = True) -> Shown:
 def crash_with_rdb(server: LabServer) -> Shown:
     """crash on the model and on a server of its own that snapshots as production might
     (save 3600 1: an hour after a change), the snapshot taken by SAVE."""
-    return _on_each(server, lambda stage, name: crash(stage, _fence(name, server)), "a crash",
+    return _on_each(server, lambda stage, _: crash(stage, _fence(stage, server)), "a crash",
                     persistence="rdb", save="3600 1")
 
 
@@ -346,7 +348,7 @@ def crash_with_aof(server: LabServer) -> Shown:
         return refused
     stage = LiveStage(persistence="aof", appendfsync="always")
     try:
-        shown = crash(stage, _fence("live", server), snapshot_restores=False)
+        shown = crash(stage, _fence(stage, server), snapshot_restores=False)
     finally:
         stage.close()
     return shown
@@ -362,8 +364,8 @@ def everysec_window(server: LabServer, claims: int = WINDOW_CLAIMS) -> Shown:
         return refused
     lines = []
     for policy in ("always", "everysec"):
-        with OwnedServer(persistence="aof", appendfsync=policy) as owned:
-            live = LiveStage(owned)
+        with (OwnedServer(persistence="aof", appendfsync=policy) as owned,
+              closing(LiveStage(owned)) as live):
             began = time.perf_counter()
             for n in range(claims):
                 live.worker.add(QUEUE, n, b"")
@@ -375,7 +377,6 @@ def everysec_window(server: LabServer, claims: int = WINDOW_CLAIMS) -> Shown:
                 live.event(Event.CRASH)
                 kept = live.worker.call("ZCARD", QUEUE.active)
                 lines.append(f"after kill -9, the replay holds {kept} of the {claims} claims")
-            live.close()
     return Shown(tuple(lines))
 
 
