@@ -228,6 +228,31 @@ def read_then_pipeline(client, keys, token, effect):
     return True
 
 
+HIGHEST_ONLY = """
+if tonumber(ARGV[1]) < tonumber(redis.call('GET', KEYS[1]) or '0') then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
+
+def writes_first_then_takes_back(client, keys, token, effect):
+    """The effect first, then the fence on the highest token alone, and the effect taken back
+    when the fence refuses: a stale effect lands after the newer one, if only for a while."""
+    client.rpush(keys.effects, effect)
+    if client.eval(HIGHEST_ONLY, 1, keys.highest, token) == 1:
+        return True
+    client.lrem(keys.effects, -1, effect)
+    return False
+
+
+def keeps_its_effects_in_a_string(client, keys, token, effect):
+    if token < int(client.get(keys.highest) or 0):
+        return False
+    client.set(keys.highest, token)
+    client.append(keys.effects, effect)
+    return True
+
+
 def unfenced(client, keys, token, effect):
     client.set(keys.highest, token)
     client.rpush(keys.effects, effect)
@@ -268,7 +293,9 @@ def test_the_checker_accepts_a_fenced_write_no_stale_writer_can_win(live, attemp
 @pytest.mark.parametrize(("attempt", "teaches"), [
     (read_then_write, "the stale write won"),
     (read_then_pipeline, "the stale write won"),
+    (writes_first_then_takes_back, "the stale effect landed after the newer one"),
     (unfenced, "a stale token: token 3 after 5 should be refused"),
+    (keeps_its_effects_in_a_string, "the store holds highest 1 and effects a string"),
     (compared_as_strings, "10 after 9: token 10 after 9 should be written"),
     (refuses_an_equal_token, "the same token again: token 3 after 3 should be written"),
     (says_true_and_writes_nothing, "the first write: token 1 should be written"),
@@ -288,6 +315,19 @@ def test_the_interleaving_finds_the_one_window_a_read_then_write_leaves_open(liv
     # GET, then the pipeline's one packet: only a newer write between the two gets overwritten
     assert len(wrong) == 1
     assert wrong[0].startswith("the newer writer before your command 2 of 2")
+
+
+def test_the_newer_writer_lands_before_each_command_and_after_the_last(live):
+    """Every order of a one-command write and the newer writer's: before it and after it."""
+    calls = []
+
+    def counted(client, keys, token, effect):
+        calls.append(token)
+        return in_lua(client, keys, token, effect)
+
+    assert check_fenced_write(counted, live=live).right
+    assert calls == [*(case.token for case in production.CASES),
+                     production.STALE, production.STALE]
 
 
 def test_the_fencing_store_follows_the_stage_it_is_for(live):

@@ -10,8 +10,8 @@ a host whose clock runs ahead (on the model only: the lab cannot move a host's c
 decision table of every scenario the course plays (scenarios.py), generated on the model.
 
 The exercise is the fencing store's write: `check_fenced_write` runs the learner's function
-on the live server against a catalogue of cases and with a newer writer interleaved before
-each command the function sends.
+on the live server against a catalogue of cases, then as a stale writer with a newer writer in
+every order with the commands the function sends: before each, and after the last.
 
 Every function returns lines to print (a Shown) with processes named by the order they served,
 never a live run_id; the timings the crash part measures end in "ms elapsed", which the
@@ -420,16 +420,31 @@ def model_table() -> Table:
 # -- the exercise: a fenced write -------------------------------------------------------------
 
 EXERCISE = "a fenced write, with a newer writer before each command it sends"
+
+
+@dataclass(frozen=True)
+class FenceCase:
+    name: str
+    highest: int | None
+    """The highest token the store has seen before the write; None for an empty store."""
+    token: int
+    written: bool
+    """Whether the rule writes the effect."""
+
+
 CASES = (
-    # name, highest before, token, written
-    ("the first write", None, 1, True),
-    ("a newer token", 1, 2, True),
-    ("the same token again", 3, 3, True),
-    ("a stale token", 5, 3, False),
-    ("10 after 9", 9, 10, True),
-    ("9 after 10", 10, 9, False),
+    FenceCase("the first write", None, 1, True),
+    FenceCase("a newer token", 1, 2, True),
+    FenceCase("the same token again", 3, 3, True),
+    FenceCase("a stale token", 5, 3, False),
+    FenceCase("10 after 9", 9, 10, True),
+    FenceCase("9 after 10", 10, 9, False),
 )
 STALE, NEWER = 1, 2
+STALE_EFFECT, NEWER_EFFECT = f"effect {STALE}", f"effect {NEWER}"
+MOST_COMMANDS = 20
+"""The commands one write may send and still be played in every order: a fenced write needs
+one to a few (six for a WATCH/MULTI write that retries once)."""
 
 
 def _interleaving(server: LabServer, before_send):
@@ -457,30 +472,57 @@ def _interleaving(server: LabServer, before_send):
     return redis.Redis(connection_pool=pool)
 
 
-class _Sends:
-    """Counts the packets a client sends; runs `newer` just before the one numbered `at`."""
+class _Order:
+    """One order of the stale write's commands and the newer writer's: counts the packets the
+    stale client sends, reads the store's effects after each of them, and lands the newer
+    write just before the packet numbered `at` (or after the last, by land())."""
 
-    def __init__(self, at: int | None = None, newer=None) -> None:
-        self.sent, self.at, self.newer = 0, at, newer
+    def __init__(self, at: int, newer, effects) -> None:
+        self.at, self.newer, self.effects = at, newer, effects
+        self.sent, self.landed, self.refused = 0, False, ""
+        self.seen: list[list[str] | str] = []
+        """The effects after each command the stale client sent but its last."""
 
     def __call__(self) -> None:
+        if self.sent:
+            self.seen.append(self.effects())
         if self.sent == self.at:
-            self.newer()
+            self.land()
         self.sent += 1
 
+    def land(self) -> None:
+        try:
+            self.newer()
+        except redis.ResponseError as error:  # a store the learner's write gave another shape
+            self.refused = str(error)
+        self.landed = True
 
-def _state(client: redis.Redis, keys: FenceKeys) -> tuple[str | None, list[str]]:
-    highest = client.get(keys.highest)
-    return (None if highest is None else plain(highest),
-            [plain(e) for e in client.lrange(keys.effects, 0, -1)])
+
+def _read(client: redis.Redis, key: bytes, kind: str, read):
+    """read(key), or None for a key that is not there, or "a list" (say) for a key the
+    learner's write gave another type than `kind`."""
+    found = plain(client.type(key))
+    if found == "none":
+        return None
+    return read(key) if found == kind else f"a {found}"
+
+
+def _state(client: redis.Redis, keys: FenceKeys) -> tuple[str | None, list[str] | str]:
+    """The store's highest token and its effects, as text."""
+    highest = _read(client, keys.highest, "string", lambda key: plain(client.get(key)))
+    effects = _read(client, keys.effects, "list",
+                    lambda key: [plain(e) for e in client.lrange(key, 0, -1)])
+    return highest, [] if effects is None else effects
 
 
 def check_fenced_write(attempt, *, live=None) -> Feedback:
     """Runs the learner's `fenced_write(client, keys, token, effect) -> bool` on the live
-    server: each case of CASES from a store laid out by hand, then, once per command the
-    function sends, a stale write (token 1) with a newer one (token 2) landing just before that
-    command. The store must end as the rule says, and the reply must say whether the effect was
-    written. The model has no Lua, so the checker needs the live server."""
+    server: each case of CASES from a store laid out by hand, then a stale write (token 1)
+    with a newer one (token 2) in every order with the commands the function sends: just
+    before each, and after the last. The store must end as the rule says, the stale effect
+    must never stand after the newer one (after any command, not only at the end), and the
+    reply must say whether the effect was written. The model has no Lua, so the checker needs
+    the live server."""
     match attempts.screen(attempt, (fenced_write,), {"fenced_write", "FENCE_LUA"}):
         case attempts.NotAFunction():
             return feedback(EXERCISE, [Finding(WRONG, f"{attempt!r} is not a function: define "
@@ -496,25 +538,9 @@ def check_fenced_write(attempt, *, live=None) -> Feedback:
     server = live.server
     keys = FenceKeys.of(EXERCISE_QUEUE)
     admin = redis.Redis.from_url(server.connection_url)
-    findings = []
     try:
-        sends = [0]
-        for name, highest, token, written in CASES:
-            admin.delete(keys.highest, keys.effects)
-            if highest is not None:
-                admin.set(keys.highest, highest)
-                admin.rpush(keys.effects, f"effect {highest}")
-            before = _state(admin, keys)
-            counting = _Sends()
-            client = _interleaving(server, counting)
-            outcome = attempts.run(attempt, client, keys, token, f"effect {token}")
-            if name == CASES[0][0]:
-                sends[0] = counting.sent
-            client.close()
-            expect = (str(token), before[1] + [f"effect {token}"]) if written else before
-            findings.append(_judge(name, outcome, _state(admin, keys), expect, written, token,
-                                   highest))
-        findings += _interleaved(attempt, server, admin, keys, sends[0])
+        findings = [_case(attempt, server, admin, keys, case) for case in CASES]
+        findings += _interleaved(attempt, server, admin, keys)
     finally:
         admin.delete(keys.highest, keys.effects)
         admin.close()
@@ -524,20 +550,36 @@ def check_fenced_write(attempt, *, live=None) -> Feedback:
     return feedback(EXERCISE, findings)
 
 
-def _judge(name, outcome, state, expect, written, token, highest) -> Finding:
-    case = f"{name}: token {token}" + ("" if highest is None else f" after {highest}")
+def _case(attempt, server: LabServer, admin: redis.Redis, keys: FenceKeys,
+          case: FenceCase) -> Finding:
+    """The attempt's write on a store laid out as the case says, judged by the rule."""
+    admin.delete(keys.highest, keys.effects)
+    if case.highest is not None:
+        admin.set(keys.highest, case.highest)
+        admin.rpush(keys.effects, f"effect {case.highest}")
+    before = _state(admin, keys)
+    client = _interleaving(server, lambda: None)  # the same client as the interleavings'
+    outcome = attempts.run(attempt, client, keys, case.token, f"effect {case.token}")
+    client.close()
+    expect = (str(case.token), [*before[1], f"effect {case.token}"]) if case.written else before
+    return _judge(case, outcome, _state(admin, keys), expect)
+
+
+def _judge(case: FenceCase, outcome, state, expect) -> Finding:
+    said = f"{case.name}: token {case.token}" + (
+        "" if case.highest is None else f" after {case.highest}")
     if not isinstance(outcome, attempts.Returned):
-        return Finding(WRONG, f"{case}: your function {_did(outcome)}")
+        return Finding(WRONG, f"{said}: your function {_did(outcome)}")
     if state != expect:
-        should = "written" if written else "refused"
-        return Finding(WRONG, f"{case} should be {should}, leaving highest {expect[0]} and "
+        should = "written" if case.written else "refused"
+        return Finding(WRONG, f"{said} should be {should}, leaving highest {expect[0]} and "
                               f"effects {expect[1]}; the store holds highest {state[0]} and "
                               f"effects {state[1]}")
-    if outcome.value is not written:
-        return Finding(WRONG, f"{case}: the store is right, but your function returned "
-                              f"{outcome.value!r}, not {written}: a worker reads the reply to "
-                              "know whether to go on")
-    return Finding(NOTE, f"{case}: {'written' if written else 'refused'}, as the rule says")
+    if outcome.value is not case.written:
+        return Finding(WRONG, f"{said}: the store is right, but your function returned "
+                              f"{outcome.value!r}, not {case.written}: a worker reads the reply "
+                              "to know whether to go on")
+    return Finding(NOTE, f"{said}: {'written' if case.written else 'refused'}, as the rule says")
 
 
 def _did(outcome) -> str:
@@ -549,38 +591,74 @@ def _did(outcome) -> str:
     return "did not return"
 
 
-def _interleaved(attempt, server, admin, keys, sends: int) -> list[Finding]:
-    """A stale write (token 1) with the newer one (token 2) landing just before each command
-    the function sends in turn (none for a function that sends none: the cases judged it).
-    The store must end at 2, the stale effect never after the newer one, and the reply must
-    say whether the stale effect landed."""
-    findings = []
-    for step in range(sends):
+def _interleaved(attempt, server: LabServer, admin: redis.Redis,
+                 keys: FenceKeys) -> list[Finding]:
+    """A stale write (token 1) with the newer one (token 2) landing just before the stale
+    write's first command, then before its second, and so on, and last after its last command
+    (none for a function that sends none: the cases judged it)."""
+    findings: list[Finding] = []
+    for at in range(MOST_COMMANDS + 1):
         admin.delete(keys.highest, keys.effects)
-        client = _interleaving(server, _Sends(
-            step, lambda: fenced_write(admin, keys, NEWER, f"effect {NEWER}")))
-        outcome = attempts.run(attempt, client, keys, STALE, f"effect {STALE}")
+        order = _Order(at, lambda: fenced_write(admin, keys, NEWER, NEWER_EFFECT),
+                       lambda: _state(admin, keys)[1])
+        client = _interleaving(server, order)
+        outcome = attempts.run(attempt, client, keys, STALE, STALE_EFFECT)
         client.close()
-        highest, effects = _state(admin, keys)
-        where = f"the newer writer before your command {step + 1} of {sends}"
-        if not isinstance(outcome, attempts.Returned):
-            findings.append(Finding(WRONG, f"{where}: your function {_did(outcome)}"))
-            continue
-        landed = f"effect {STALE}" in effects
-        if highest != str(NEWER) or effects not in ([f"effect {NEWER}"],
-                                                     [f"effect {STALE}", f"effect {NEWER}"]):
-            findings.append(Finding(WRONG, f"{where}: the store ends with highest {highest} and "
-                                           f"effects {effects}: the stale write won. The "
-                                           "comparison and the write must be one step no other "
-                                           "writer can come between"))
-        elif outcome.value is not landed:
-            findings.append(Finding(WRONG, f"{where}: your function returned {outcome.value!r}, "
-                                           f"but its effect {'landed' if landed else 'did not'}"))
-    if not findings and sends:
-        each = "your one command" if sends == 1 else f"each of your {sends} commands"
-        findings.append(Finding(NOTE, f"a newer writer before {each}: the stale write never "
-                                      "won"))
+        if order.sent == 0:
+            return findings
+        after = not order.landed
+        if after:
+            order.land()
+        where = (f"the newer writer {'after' if after else 'before'} your command "
+                 f"{order.sent if after else at + 1} of {order.sent}")
+        if (found := _judge_order(where, outcome, order, _state(admin, keys))) is not None:
+            findings.append(found)
+        if after or isinstance(outcome, attempts.TimedOut):
+            break
+    else:
+        findings.append(Finding(WRONG, f"your function sent more than {MOST_COMMANDS} commands "
+                                       "for one write, and the newer writer was played before "
+                                       "each of the first ones only: a fenced write needs a few"))
+    if not findings:
+        each = ("your one command" if order.sent == 1
+                else f"each of your {order.sent} commands")
+        findings.append(Finding(NOTE, f"a newer writer before {each} and after the last: the "
+                                      "stale write never won"))
     return findings
+
+
+def _stale_after_newer(effects: list[str] | str) -> bool:
+    return (isinstance(effects, list) and NEWER_EFFECT in effects
+            and STALE_EFFECT in effects[effects.index(NEWER_EFFECT) + 1:])
+
+
+def _judge_order(where: str, outcome, order: _Order, state) -> Finding | None:
+    """What is wrong with one order, or None: the store must end at the newer token, with the
+    stale effect before the newer one or not at all, at every moment; the reply must say
+    whether the stale effect landed."""
+    if not isinstance(outcome, attempts.Returned):
+        return Finding(WRONG, f"{where}: your function {_did(outcome)}")
+    if order.refused:
+        return Finding(WRONG, f"{where}: the newer writer's fenced write failed on the store "
+                              f"your write left ({order.refused}): keep highest a number and "
+                              "effects a list")
+    highest, effects = state
+    if highest != str(NEWER) or effects not in ([NEWER_EFFECT], [STALE_EFFECT, NEWER_EFFECT]):
+        return Finding(WRONG, f"{where}: the store ends with highest {highest} and effects "
+                              f"{effects}: the stale write won. The comparison and the write "
+                              "must be one step no other writer can come between")
+    for n, held in enumerate(order.seen, start=1):
+        if _stale_after_newer(held):
+            return Finding(WRONG, f"{where}: the stale effect landed after the newer one (the "
+                                  f"store held {held} after your command {n} of {order.sent}), "
+                                  "though the store ends right: a worker may act on an effect "
+                                  "as soon as it lands. Write the effect only in the step that "
+                                  "compares the token")
+    landed = STALE_EFFECT in effects
+    if outcome.value is not landed:
+        return Finding(WRONG, f"{where}: your function returned {outcome.value!r}, but its "
+                              f"effect {'landed' if landed else 'did not'}")
+    return None
 
 
 # -- the diagnostic question ------------------------------------------------------------------
