@@ -339,6 +339,9 @@ class Watched:
     reconnected_s: float | None
     most_in_flight: int
     """The most runs seen in flight at once (two: the job ran on two workers at once)."""
+    most_counted: int
+    """The highest count the library's view showed during the watch: a count can go back down
+    (RQ: a worker that finishes the job late writes back the retries it loaded)."""
 
 
 def in_flight(runs: list[Run], crew: Crew) -> list[Run]:
@@ -384,7 +387,7 @@ def watch(stage: Stage, crew: Crew, log: RunLog, job: str, inspect: Callable[[],
     view: View = {"fate": "unknown", "counted": 0, "counted_as": ""}
     decided_at: float | None = None
     reconnected: float | None = None
-    seen = most = 0
+    seen = most = most_counted = 0
     while time.monotonic() < deadline:
         crew.tick()
         with contextlib.suppress(redis.RedisError, OSError):
@@ -392,6 +395,7 @@ def watch(stage: Stage, crew: Crew, log: RunLog, job: str, inspect: Callable[[],
                 reconnected = stage.clock() - back_s
         with contextlib.suppress(redis.RedisError, OSError, InspectError):
             view = inspect()
+            most_counted = max(most_counted, int(view["counted"]))
         runs = log.runs(job)
         flying = len(in_flight(runs, crew))
         most = max(most, flying)
@@ -403,7 +407,7 @@ def watch(stage: Stage, crew: Crew, log: RunLog, job: str, inspect: Callable[[],
         if decided_at is not None and stage.clock() - decided_at >= settle_s:
             break
         time.sleep(TICK_S)
-    return Watched(view, log.runs(job), decided_at, reconnected, most)
+    return Watched(view, log.runs(job), decided_at, reconnected, most, most_counted)
 
 
 class InspectError(Exception):

@@ -79,9 +79,10 @@ class Plan:
 @dataclass
 class Outcome:
     """One history as the library played it. counted: the losses the library charged to the
-    job (counted_as says how it counts them); fate: completed, failed, lost (nowhere: not
-    queued, not running, not failed), or unknown when nothing was decided in time; runs: how
-    often the job started, overlap: whether two runs were in flight at once."""
+    job, the most its count showed (counted_as says how it counts them); fate: completed,
+    failed, lost (nowhere: not queued, not running, not failed), or undecided when nothing was
+    decided in time; runs: how often the job started; overlap: whether two runs were in flight
+    at once."""
 
     history: str
     counted: int
@@ -93,6 +94,9 @@ class Outcome:
     settings: dict[str, Any]
     timings: dict[str, float | None]
     worker_exits: int
+    counted_at_end: int | None = None
+    """The library's count when the play ended, where it is lower than `counted`, the highest
+    it reached (RQ: a first run that finishes after the retry writes its old count back)."""
 
     def facts(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FACTS}
@@ -216,15 +220,19 @@ def _outcome(peer: Peer, plan: Plan, history: str, watched: Watched, started: fl
         raise PlayError("the restart kept the run_id: it was not a new process")
     return Outcome(
         history=history,
-        counted=int(view["counted"]),
+        counted=max(watched.most_counted, int(view["counted"])),
         counted_as=str(view["counted_as"]),
         fate=fate,
         runs=len(watched.runs),
         overlap=overlap,
-        detail=peer.describe(view, plan),
+        detail=peer.describe(view, plan) + (
+            f"; the count had gone back to {int(view['counted'])} when the play ended"
+            if int(view["counted"]) < watched.most_counted else ""),
         settings={"down_s": plan.down_s, **plan.env} | ({"note": plan.note} if plan.note else {}),
         timings=timings,
         worker_exits=exits,
+        counted_at_end=(int(view["counted"]) if int(view["counted"]) < watched.most_counted
+                        else None),
     )
 
 

@@ -6,6 +6,10 @@ heartbeat, `min(job timeout left, job_monitoring_interval) + 60` seconds ahead; 
 maintenance task (`StartedJobRegistry.cleanup`) takes an entry past its score as abandoned. The
 60 is written into RQ, not a setting: the entry outlives the worker's last heartbeat by a
 minute at least, so RQ's stall and restart each take a little over a minute to play.
+A run that outlives its worker (the work horse runs on when the worker that forked it dies of a
+lost connection) and finishes after the retry saves the whole job as it loaded it, its
+retries_left included: the count the retry spent can read 1 again at the end. The recording
+keeps the highest count seen.
 Settings the play shortens, all the Worker's own: job_monitoring_interval 1 s (heartbeat, from
 30), maintenance_interval 1 s (registry cleanup, from 600), worker_ttl 16 s (from 420: the
 worker blocks on the queue for worker_ttl - 15 s, and looks at its maintenance only between).
@@ -31,6 +35,8 @@ WORKER_TTL_S = 16
 ENTRY_S = MONITORING_S + 60
 """How long the started-registry entry outlives a heartbeat (RQ adds its fixed 60 s)."""
 ROOT = Path(__file__).resolve().parent.parent
+CLEANING_LOCK_S = 899
+"""How long RQ's lock on cleaning a queue's registries lasts unless the cleaner releases it."""
 
 
 def note(job: str, event: str) -> None:
@@ -118,7 +124,9 @@ class RQ(Peer):
         reason = (result.exc_string or "").strip().splitlines()[-1:] if result else []
         # A cleaning cut short (by a lost connection, a stop signal) leaves its lock, which
         # keeps every worker from cleaning this queue's registries until it expires (899 s).
+        # A cleaning under way holds it a moment; one held for seconds was left behind.
         lock = stage.driver.ttl(f"rq:clean_registries:{QUEUE}")
+        lock = lock if 0 < lock < CLEANING_LOCK_S - 5 else -1
         return {"fate": fate, "state": str(status.value), "counted": 1 - left,
                 "counted_as": "retries spent of Retry(max=1)",
                 "reason": reason[0] if reason else None,
@@ -127,9 +135,9 @@ class RQ(Peer):
     def describe(self, view: View, plan: Plan) -> str:
         said = super().describe(view, plan)
         if view.get("cleaning_lock_s"):
-            said += (f"; the queue's cleaning lock was held ({view['cleaning_lock_s']} s left of "
-                     "899): a cleaning cut short left it, and no worker cleans the registry "
-                     "until it expires")
+            said += (f"; the queue's cleaning lock was held ({view['cleaning_lock_s']} s left "
+                     f"of {CLEANING_LOCK_S}): a cleaning cut short left it, and no worker "
+                     "cleans the registry until it expires")
         return said
 
 
