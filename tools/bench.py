@@ -427,7 +427,7 @@ def explorable_updates():
     """The explorable lease's update after one move of a field, as a learner makes it: the
     rule and its sentence, the model's read pass for the writes, and the SVG drawn. Each field
     in turn moves one step, so the schedule and the figure change every time."""
-    from trafikey_lab import schedule as S
+    from trafikey_lab.schedule import decide, sentence
     from trafikey_lab.widgets.explorable_lease import ExplorableLease
 
     widget = ExplorableLease()
@@ -441,7 +441,7 @@ def explorable_updates():
         totals.append((time.perf_counter() - start) * 1000)
         cpu.append((time.process_time() - used) * 1000)
         start = time.perf_counter()
-        S.sentence(widget.schedule, S.decide(widget.schedule))
+        sentence(widget.schedule, decide(widget.schedule))
         rules.append((time.perf_counter() - start) * 1000)
     ordered = sorted(totals)
     return {"moves": len(totals), "median": statistics.median(totals),

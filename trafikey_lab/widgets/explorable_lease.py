@@ -14,11 +14,21 @@ import html
 
 import ipywidgets as widgets
 
-from trafikey_lab import schedule as S
 from trafikey_lab.executors import ModelExecutor, Queue
 from trafikey_lab.player import Trace
 from trafikey_lab.plots.schedule_timeline import schedule_svg
-from trafikey_lab.schedule import Schedule
+from trafikey_lab.schedule import (
+    MOST_MS,
+    PRESETS,
+    Decision,
+    LivePlan,
+    Schedule,
+    decide,
+    play,
+    play_live,
+    problems,
+    sentence,
+)
 from trafikey_lab.table import Table
 from trafikey_lab.traces import AGREE, QUEUE, comparison_rows, counterfactual, describe_write
 from trafikey_lab.widgets.base import LABELS, Widget, status_line, wrapping
@@ -58,7 +68,7 @@ class ExplorableLease(Widget):
         self.live = live
         self.queue = queue
         self.preset = widgets.Dropdown(
-            options=[*((title, key) for key, (title, _) in S.PRESETS.items()),
+            options=[*((title, key) for key, (title, _) in PRESETS.items()),
                      (OWN_TITLE, OWN)], value=preset, description="start from", style=LABELS)
         self.claim = widgets.Dropdown(
             options=[("EMQ.CLAIM (stamps)", "claim"), ("claim2 script (no stamp)",
@@ -72,7 +82,7 @@ class ExplorableLease(Widget):
         self.fields = {}
         for name in DESCRIPTIONS:
             low = 1 if name in ("lease_ms", "max_stalled") else 0
-            high = S.MOST_MS if name in TIMES else 100
+            high = MOST_MS if name in TIMES else 100
             step = 10 if name in TIMES else 1
             self.fields[name] = widgets.BoundedIntText(
                 min=low, max=high, step=step, description=DESCRIPTIONS[name], style=LABELS,
@@ -87,9 +97,9 @@ class ExplorableLease(Widget):
         self.status = status_line()
         self.replay = widgets.HTML()
         self.comparison = widgets.HTML()
-        self.decision: S.Decision | None = None
+        self.decision: Decision | None = None
         self.live_trace: Trace | None = None
-        self.plan: S.LivePlan | None = None
+        self.plan: LivePlan | None = None
         self._quiet = False
         self._one_run = LiveRun(self.run_live, self.status,
                                 "press Run live at this timing to replay this schedule again")
@@ -108,7 +118,7 @@ class ExplorableLease(Widget):
             self.figure, self.sentence, self.reading_outcome, self.counterfactual,
             self.run_live, self.status, self.replay, self.comparison, wrapping(),
         )
-        self.show(S.PRESETS[preset][1])
+        self.show(PRESETS[preset][1])
 
     @property
     def schedule(self) -> Schedule:
@@ -130,8 +140,8 @@ class ExplorableLease(Widget):
         self.update()
 
     def _preset_changed(self, change) -> None:
-        if not self._quiet and change["new"] in S.PRESETS:
-            self.show(S.PRESETS[change["new"]][1])
+        if not self._quiet and change["new"] in PRESETS:
+            self.show(PRESETS[change["new"]][1])
 
     def _changed(self, change) -> None:
         if not self._quiet:
@@ -140,16 +150,15 @@ class ExplorableLease(Widget):
     def update(self) -> None:
         """Decides the schedule the controls hold and writes every output from it."""
         schedule = self.schedule
-        problems = S.problems(schedule)
-        if problems:  # a field mid-edit; its bounds keep the value in range once it is set
-            self.status.value = "cannot draw this schedule: " + "; ".join(problems)
+        if found := problems(schedule):  # a field mid-edit: its bounds keep it in range once set
+            self.status.value = "cannot draw this schedule: " + "; ".join(found)
             return
-        d = self.decision = S.decide(schedule)
+        d = self.decision = decide(schedule)
         self._name_preset(schedule)
         for name in ("restart_at_ms", "restart_ms"):
             self.fields[name].disabled = not schedule.restarts
         self.figure.value = schedule_svg(schedule, d)
-        self.sentence.value = f"<p><b>{html.escape(_capital(S.sentence(schedule, d)))}.</b></p>"
+        self.sentence.value = f"<p><b>{html.escape(_capital(sentence(schedule, d)))}.</b></p>"
         self.reading_outcome.value = (f"<b>reading → outcome:</b> {d.reading} → {d.outcome}. "
                               f"<b>The sweep's writes:</b> {self._writes(schedule)}")
         other = counterfactual(d.reading, d.outcome, d.without_epoch, schedule.stalled_before + 1,
@@ -162,7 +171,7 @@ class ExplorableLease(Widget):
 
     def _name_preset(self, schedule: Schedule) -> None:
         """Shows the preset the fields hold, or "your own schedule" once they hold none."""
-        named = next((key for key, (_, preset) in S.PRESETS.items() if preset == schedule), OWN)
+        named = next((key for key, (_, preset) in PRESETS.items() if preset == schedule), OWN)
         self._quiet, quiet = True, self._quiet
         try:
             self.preset.value = named
@@ -172,7 +181,7 @@ class ExplorableLease(Widget):
     def _writes(self, schedule: Schedule) -> str:
         """The model's read pass just before the sweep: the writes the verdict implies."""
         plans = []
-        S.play(schedule, ModelExecutor(), self.queue,
+        play(schedule, ModelExecutor(), self.queue,
                before_sweep=lambda model: plans.append(model.plan_sweep(self.queue,
                                                                         schedule.max_stalled)))
         writes = [describe_write(w) for member in plans[0] for w in member.writes]
@@ -192,9 +201,9 @@ class ExplorableLease(Widget):
             return
         schedule = self.schedule
         self.status.value = "replaying on the live server…"
-        trace, plan = S.play_live(schedule, self.live, self.queue)
+        trace, plan = play_live(schedule, self.live, self.queue)
         self.live_trace, self.plan = trace, plan
-        model = S.play(schedule, ModelExecutor(), self.queue)
+        model = play(schedule, ModelExecutor(), self.queue)
         rows = comparison_rows(model, trace)
         agreed = all(mark == AGREE for *_, mark in rows)
         found = ("the sweep found the lease not due: its reply names the job in neither list "
