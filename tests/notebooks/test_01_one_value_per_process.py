@@ -505,3 +505,17 @@ def test_a_generator_of_the_package_the_collector_closes_meanwhile_is_no_call_of
 
     assert check_shape_check(my_valid_run_id).right
     assert collected
+
+
+def test_01s_answers_hold_in_the_c_and_in_the_model_alike():
+    """01's prediction is checked on the C alone; the model must give the same readings: a stamp
+    of NOW in upper case is exempt under NOW, forty 0s pass the shape check, and a missing
+    field is exempt."""
+    upper = epoch.NOW.upper()
+    for check in (native, epoch):
+        assert check.exempt(upper, epoch.NOW)
+        assert not check.valid_run_id(upper)
+        assert check.valid_run_id(epoch.ZERO)
+        assert check.exempt(epoch.ZERO, epoch.NOW)
+        assert check.exempt(None, epoch.NOW)
+        assert not check.exempt(epoch.NOW, epoch.NOW)
