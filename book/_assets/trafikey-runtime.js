@@ -83,7 +83,27 @@
       note.classList.add("trafikey-runs-here");
     });
     window.trafikeyRuntime.ready = performance.now() - started;
-    say(box, "Python runs in this page: press “run” under a cell, the setup cell first. " +
+    // Every widget's cell uses the setup cell's `course`, and a reader may run any cell first:
+    // the page runs its setup cell itself. Sent now, it runs before anything the reader runs,
+    // since the kernel takes requests in turn. A page with no setup cell has nothing to run.
+    var setup = notebook.cells.find(function (cell) {
+      return cell.source.indexOf("trafikey_lab.course.setup(") !== -1;
+    });
+    var ran = "";
+    if (setup) {
+      say(box, "Running the page's setup cell…");
+      var execute = setup.execute.bind(setup);
+      var running = execute();
+      // A cell runs one execution at a time (thebe cancels the one under way, and prints
+      // "Failed to execute"): the reader's run of this cell (its button, Shift-Enter) waits.
+      setup.execute = function (source) {
+        return running.then(function () { return execute(source); });
+      };
+      var result = await running;
+      ran = result && !result.error ? "The setup cell has run. "
+                                    : "The setup cell failed: its output says why. ";
+    }
+    say(box, "Python runs in this page: press “run” under a cell. " + ran +
              "The model runs here; what needs the live server (Run live, a checker's live " +
              "part) says so and needs a running notebook: the launch links.");
   }
