@@ -32,7 +32,7 @@ SITE_ENV = "TRAFIKEY_BOOK_SITE"
 
 collect_ignore = [] if os.environ.get(SITE_ENV) else [
     "test_site.py", "test_extension.py", "test_runtime.py", "test_runtime_widgets.py",
-    "test_decision_sheet.py"]
+    "test_decision_sheet.py", "test_runtime_setup.py"]
 
 
 def in_charge(session) -> bool:
