@@ -71,16 +71,6 @@ def test_the_model_side_widgets_of_01_to_05_build_and_move_with_no_redis_matplot
 
 COURSE = Path(course.__file__).parent
 
-# course/limits.py is edited in the catalogue's branch, which moves these to its top; drop them
-# from here then. No other course module imports inside a function.
-IMPORTED_INSIDE_A_FUNCTION = {
-    ("limits.py", "promoted_replica", "trafikey_lab.live.executor"),
-    ("limits.py", "promoted_replica", "trafikey_lab.live.replicas"),
-    ("limits.py", "failback", "trafikey_lab.live.replicas"),
-    ("limits.py", "failback", "trafikey_lab.live.executor"),
-}
-
-
 def _imports_inside_functions(path: Path) -> set[tuple[str, str, str]]:
     found = set()
     for function in ast.walk(ast.parse(path.read_text())):
@@ -97,7 +87,7 @@ def test_no_course_module_imports_inside_a_function_to_stay_importable_in_the_pa
     # The live package loads redis only when a name of it is asked for, and the plots load
     # matplotlib when they draw: a course module imports at its top, where a reader looks.
     found = set().union(*(_imports_inside_functions(path) for path in COURSE.glob("*.py")))
-    assert found == IMPORTED_INSIDE_A_FUNCTION
+    assert found == set()
 
 
 def test_the_live_package_loads_redis_only_when_one_of_its_names_is_asked_for():

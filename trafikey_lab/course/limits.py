@@ -12,18 +12,13 @@ clock reading in them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from trafikey_lab import live as servers
 from trafikey_lab.course.feedback import not_ours
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.player import Trace, compare, play
 from trafikey_lab.stories import JOB, LEASE_MS, STORIES
 from trafikey_lab.text import plain
-
-# The live server's kinds load redis: the two limits that start a replica load them when
-# called, so that 04's and 05's faces import in a page with no redis (the book, in Pyodide).
-if TYPE_CHECKING:
-    from trafikey_lab.live.server import LabServer
 
 SCRIPTS_ONLY = STORIES["scripts_only"]
 STAMP_OUTLIVES_MAX_STALLED = 2
@@ -39,7 +34,7 @@ class Shown:
         return "\n".join(self.lines)
 
 
-def unavailable(server: LabServer, what: str) -> Shown | None:
+def unavailable(server: servers.LabServer, what: str) -> Shown | None:
     """Why a limit that needs a replica beside `server` cannot run on it; None when it can."""
     if not server.can_take_replica:
         return Shown((not_ours("not run", server, f"{what} would need a second server beside "
@@ -66,19 +61,15 @@ def _sweep_once_expired(live: Executor, queue: Queue, deadline: int, facts: tupl
     return Shown((*facts, f"its sweep, max_stalled 1: {reply!r} · {_row_line(row)}", conclusion))
 
 
-def promoted_replica(server: LabServer, queue: Queue) -> Shown:
+def promoted_replica(server: servers.LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`, then a replica promoted (REPLICAOF NO ONE) sweeps it: the
     stamp names the old primary, so the lease is exempt whatever its worker did."""
     if (refused := unavailable(server, "a replica")) is not None:
         return refused
-    # after the refusal, which a page with no server prints as its one line
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.replicas import replica_of
-
-    primary = LiveExecutor(server)
+    primary = servers.LiveExecutor(server)
     deadline = _claim_one(primary, queue)
-    with replica_of(server) as replica:
-        promoted = LiveExecutor(replica)
+    with servers.replica_of(server) as replica:
+        promoted = servers.LiveExecutor(replica)
         primarys = promoted.stamped_by(queue, JOB, primary.run_id)
         promoted.client.execute_command("REPLICAOF", "NO", "ONE")
         return _sweep_once_expired(promoted, queue, deadline, (
@@ -87,20 +78,16 @@ def promoted_replica(server: LabServer, queue: Queue) -> Shown:
         ), "→ exempt: to the stamp, a failover looks like a restart", clear=primary)
 
 
-def failback(server: LabServer, queue: Queue) -> Shown:
+def failback(server: servers.LabServer, queue: Queue) -> Shown:
     """A lease granted on `server`; a replica takes over (`server` becomes its replica), then
     `server` is promoted back without restarting. Its run_id never changed, so the lease it
     granted before the failover is counted."""
     if (refused := unavailable(server, "a failover")) is not None:
         return refused
-    # after the refusal, which a page with no server prints as its one line
-    from trafikey_lab.live.executor import LiveExecutor
-    from trafikey_lab.live.replicas import failed_over
-
-    live = LiveExecutor(server)
+    live = servers.LiveExecutor(server)
     deadline = _claim_one(live, queue)
     stamp = live.row(queue, JOB).get(b"lease_epoch")
-    with failed_over(server):
+    with servers.failed_over(server):
         pass
     same_process = live.run_id == server.run_id
     kept = live.row(queue, JOB).get(b"lease_epoch") == stamp
