@@ -9,7 +9,7 @@ process (CPython) for the same field values.
   figure, goes to screenshots/runtime.json.
 - 04's history player plays a history on the model in the page: its reading line and its
   timeline are the trace's that `traces.play_on_model` plays here.
-- 04's diagnostic question answers a choice with the question's own feedback.
+- 02's diagnostic question answers a choice with the question's own feedback.
 - 05's restart costs answer a change with the table and the SVG figure (the library's, the
   same as in JupyterLab) that `restart_costs.restart_dead_letters` gives for the same inputs.
 - Once the page's Python runs, the notes beside the widgets and checkers say what now runs here
@@ -24,7 +24,7 @@ from trafikey_lab import schedule as S
 from trafikey_lab.player import reading_line
 from trafikey_lab.plots import schedule_timeline, timeline
 from trafikey_lab.plots.dead_letters import dead_letter_alt
-from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART
+from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.restart_costs import restart_dead_letters
 from trafikey_lab.traces import play_on_model
 from trafikey_lab.widgets.explorable_lease import DESCRIPTIONS, ExplorableLease
@@ -150,27 +150,33 @@ def test_the_history_player_plays_a_history_on_the_model_in_the_page(lease_page)
     lease_page.page.screenshot(path=str(SCREENSHOTS / "runtime__04_history_player.png"))
 
 
-def test_the_question_answers_each_choice_with_its_own_feedback_in_the_page(lease_page):
-    cell = cell_with(lease_page.page, "one_lease_across_a_restart import question")
-    run_and_wait(cell, "input[type=radio]")
-    question = ONE_LEASE_ACROSS_A_RESTART
-    output = cell.locator(".cell_output")
-    wrong = next(o for o in question.options if not o.right)
-    right = next(o for o in question.options if o.right)
-    for option in (wrong, right):
-        label = question.labels()[question.options.index(option)]
-        output.locator("label", has_text=label).click()
-        mark = "✓" if option.right else "✗"
-        output.locator(f"text={mark} {question.feedback(option)}").wait_for()
-    # the longest option wraps onto a second line, above the answer, not into it
-    labels = output.locator(".widget-radio-box label")
-    last = max((labels.nth(i).bounding_box() for i in range(labels.count())),
-               key=lambda box: box["height"])
-    answer = output.locator(".widget-html-content").last.bounding_box()
-    assert last["height"] > 30, "E's label holds two lines"
-    assert last["y"] + last["height"] <= answer["y"]
-    cell.scroll_into_view_if_needed()
-    lease_page.page.screenshot(path=str(SCREENSHOTS / "runtime__04_question.png"))
+def test_the_question_answers_each_choice_with_its_own_feedback_in_the_page(browser, served):
+    # 02 keeps the course's one diagnostic question after the rewrite
+    context, live = open_live(browser, served, "notebooks/02_three_writers.html")
+    try:
+        run_and_wait(cell_with(live.page, SETUP), f"text={IN_PAGE}")
+        cell = cell_with(live.page, "three_writers.stamp_question()")
+        run_and_wait(cell, "input[type=radio]")
+        question = THREE_WRITERS
+        output = cell.locator(".cell_output")
+        wrong = next(o for o in question.options if not o.right)
+        right = next(o for o in question.options if o.right)
+        for option in (wrong, right):
+            label = question.labels()[question.options.index(option)]
+            output.locator("label", has_text=label).click()
+            mark = "✓" if option.right else "✗"
+            output.locator(f"text={mark} {question.feedback(option)}").wait_for()
+        # the longest option wraps onto a second line, above the answer, not into it
+        labels = output.locator(".widget-radio-box label")
+        last = max((labels.nth(i).bounding_box() for i in range(labels.count())),
+                   key=lambda box: box["height"])
+        answer = output.locator(".widget-html-content").last.bounding_box()
+        assert last["y"] + last["height"] <= answer["y"]
+        cell.scroll_into_view_if_needed()
+        live.page.screenshot(path=str(SCREENSHOTS / "runtime__02_question.png"))
+        assert live.refused == []
+    finally:
+        context.close()
 
 
 def test_once_the_page_runs_its_notes_say_what_runs_here_and_what_still_needs_a_server(
