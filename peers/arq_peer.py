@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from peers.harness import Crew, InspectError, Stage, View, run_json
-from peers.play import Peer, Plan
+from peers.play import EVENT_AFTER_S, RESTART_TAIL_S, Peer, Plan
 
 FOLDER = Path(__file__).resolve().parent / "arq"
 PYTHON = FOLDER / ".venv" / "bin" / "python"
@@ -52,17 +52,18 @@ class Arq(Peer):
         if history == "stalled":
             return Plan(first_run_s=3, within_s=KEY_S + 20)
         down = KEY_S + 5.0 if history == "restarted" else 3.0
-        return Plan(down_s=down, first_run_s=5, within_s=KEY_S + 40,
-                    note=f"the first run is set to end about 6 s after it starts, within the "
-                         f"job's {JOB_TIMEOUT_S} s timeout")
+        first = min(EVENT_AFTER_S + down + RESTART_TAIL_S, JOB_TIMEOUT_S - 2)
+        return Plan(down_s=down, first_run_s=first, within_s=KEY_S + 40,
+                    note=f"the first run lasts {first:g} s, within the job's {JOB_TIMEOUT_S} s "
+                         "timeout")
 
     def crew(self, stage: Stage, folder: Path, runlog: Path, plan: Plan) -> Crew:
         env = {"PEERS_URL": stage.url, "PEERS_RUNLOG": str(runlog), **plan.env}
         return Crew([str(PYTHON), str(FOLDER / "peer.py"), "work"], env, folder,
                     count=self.workers, cwd=FOLDER)
 
-    def enqueue(self, stage: Stage, folder: Path, until: float) -> str:
-        return str(self._run(stage, "enqueue", repr(until))["id"])
+    def enqueue(self, stage: Stage, folder: Path, first_s: float) -> str:
+        return str(self._run(stage, "enqueue", repr(first_s))["id"])
 
     def inspect(self, stage: Stage, folder: Path, job: str) -> View:
         found = self._run(stage, "inspect", job)

@@ -70,8 +70,8 @@ class BullMQ(Peer):
         return Crew(["node", str(FOLDER / "peer.mjs"), "work"], env, folder,
                     count=self.workers, cwd=FOLDER)
 
-    def enqueue(self, stage: Stage, folder: Path, until: float) -> str:
-        return str(self._run(stage, "enqueue", repr(until))["id"])
+    def enqueue(self, stage: Stage, folder: Path, first_s: float) -> str:
+        return str(self._run(stage, "enqueue", repr(first_s))["id"])
 
     def inspect(self, stage: Stage, folder: Path, job: str) -> View:
         found = self._run(stage, "inspect", job)

@@ -17,8 +17,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,17 @@ a test checks is gone once the plays are over."""
 class PlayError(Exception):
     """A play could not be carried out (a server or a worker failed to start): the message says
     what happened and where the logs are."""
+
+
+INTERRUPTED = threading.Event()
+"""Set when a play is interrupted (Ctrl-C, a notebook's stop button): every wait of every play
+then ends at once, so that each stops what it started and returns."""
+
+
+def pause(seconds: float) -> None:
+    """Sleeps, unless the plays are interrupted: then raises PlayError."""
+    if INTERRUPTED.wait(max(0.0, seconds)):
+        raise PlayError("interrupted: the play stopped its workers and its server")
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -131,8 +143,10 @@ class Stage:
         self.driver.connection_pool.disconnect()
         self.server.stop()
         stopped = self.clock()
-        time.sleep(max(0.0, down_s - (self.clock() - stopped)))
-        self.server.start()
+        try:
+            pause(down_s - (self.clock() - stopped))
+        finally:
+            self.server.start()
         back = self.clock()
         self._name_lab_client()
         return Bounce(stopped, back, before, self.run_id)
@@ -357,9 +371,9 @@ def wait_ready(stage: Stage, crew: Crew, within_s: float = 30) -> None:
     while time.monotonic() < deadline:
         crew.tick()
         if stage.worker_clients() >= crew.count:
-            time.sleep(0.5)
+            pause(0.5)
             return
-        time.sleep(TICK_S / 2)
+        pause(TICK_S / 2)
     raise PlayError(f"the workers did not connect within {within_s:g} s. Their logs:\n"
                     f"{crew.logs()}")
 
@@ -372,7 +386,7 @@ def wait_for_start(stage: Stage, crew: Crew, log: RunLog, job: str, within_s: fl
         runs = log.runs(job)
         if runs:
             return runs[0]
-        time.sleep(TICK_S / 2)
+        pause(TICK_S / 2)
     raise PlayError(f"no worker started the job within {within_s:g} s. The workers' logs:\n"
                     f"{crew.logs()}")
 
@@ -406,7 +420,7 @@ def watch(stage: Stage, crew: Crew, log: RunLog, job: str, inspect: Callable[[],
             decided_at = None
         if decided_at is not None and stage.clock() - decided_at >= settle_s:
             break
-        time.sleep(TICK_S)
+        pause(TICK_S)
     return Watched(view, log.runs(job), decided_at, reconnected, most, most_counted)
 
 
@@ -428,10 +442,3 @@ def run_json(argv: list[str], env: dict[str, str], cwd: Path | None = None,
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError) as exc:
         raise InspectError(f"{' '.join(argv[:3])} printed no JSON: {done.stdout[-500:]}") from exc
-
-
-@contextlib.contextmanager
-def scratch(stage: Stage, name: str) -> Iterator[Path]:
-    folder = stage.folder / name
-    folder.mkdir()
-    yield folder

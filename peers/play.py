@@ -11,9 +11,9 @@ The three histories, each from one job a worker has started:
   restarted      the workers stay healthy; the server restarts, down longer than the lease.
   short_restart  the same with the server down for less than the lease, the library's default
                  reconnect settings.
-The job runs until a time the driver sets (the first run spans the event), one second at least,
-so that a rerun is short. The job writes each start and end into the run log: the runs counted
-are those starts, whichever worker made them.
+The job writes each start and end into a run log: the runs counted are those starts, whichever
+worker made them. Its first run lasts as long as the history needs (it spans the event),
+counted from its own start; a later run, which it tells by the run log, lasts one second.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from peers.harness import (
+    INTERRUPTED,
     Bounce,
     Crew,
     PlayError,
@@ -35,6 +36,7 @@ from peers.harness import (
     Stage,
     View,
     Watched,
+    pause,
     wait_for_start,
     wait_ready,
 )
@@ -57,9 +59,6 @@ EVENT_AFTER_S = 1.0
 """How long into the job's first run the event (the kill, the restart) comes."""
 RESTART_TAIL_S = 2.0
 """How long after the server is back the first run of a restart history is set to end."""
-PICKUP_S = 3.0
-"""Time allowed between the driver's enqueue command and a worker's start of the job (a Node
-or Ruby command takes a second or two to start): added to the first run's end."""
 
 
 @dataclass(frozen=True)
@@ -155,8 +154,9 @@ class Peer(abc.ABC):
     def crew(self, stage: Stage, folder: Path, runlog: Path, plan: Plan) -> Crew: ...
 
     @abc.abstractmethod
-    def enqueue(self, stage: Stage, folder: Path, until: float) -> str:
-        """Adds the one job, to run until `until` (time.time()), with the budget; its id."""
+    def enqueue(self, stage: Stage, folder: Path, first_s: float) -> str:
+        """Adds the one job, with the budget: its first run to last first_s seconds, a later
+        one 1 s. Returns its id."""
 
     @abc.abstractmethod
     def inspect(self, stage: Stage, folder: Path, job: str) -> View:
@@ -177,10 +177,10 @@ def play_history(peer: Peer, stage: Stage, history: str) -> Outcome:
     with peer.crew(stage, folder, log.path, plan) as crew:
         wait_ready(stage, crew)
         stage.start_clock()
-        job = peer.enqueue(stage, folder, time.time() + PICKUP_S + plan.first_run_s)
+        job = peer.enqueue(stage, folder, plan.first_run_s)
         first = wait_for_start(stage, crew, log, job, within_s=30)
         started = stage.clock()
-        time.sleep(max(0.0, EVENT_AFTER_S - (time.time() - first.start)))
+        pause(EVENT_AFTER_S - (time.time() - first.start))
         bounce: Bounce | None = None
         if history == "stalled":
             crew.kill_running(first.pid)
@@ -311,10 +311,17 @@ def play(peer: Peer, histories: tuple[str, ...] = HISTORIES, *,
     if unknown:
         raise ValueError(f"no history {sorted(unknown)}: choose from {', '.join(HISTORIES)}")
     began = time.monotonic()
+    INTERRUPTED.clear()
     with ThreadPoolExecutor(max_workers=len(histories)) as pool:
         futures = {h: pool.submit(play_on_own_server, peer, h, trafikey, progress)
                    for h in histories}
-        done = {h: future.result() for h, future in futures.items()}
+        try:
+            done = {h: future.result() for h, future in futures.items()}
+        except BaseException:
+            # Ctrl-C, or one history failed: the others stop at their next wait, and the pool
+            # waits for each to stop its workers and its server.
+            INTERRUPTED.set()
+            raise
     played = {h: outcome for h, (outcome, _, _) in done.items()}
     beside = {h: lab for h, (_, lab, _) in done.items() if lab is not None}
     versions = {**peer.versions(), "valkey-server": next(iter(done.values()))[2]}

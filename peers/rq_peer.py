@@ -39,21 +39,26 @@ CLEANING_LOCK_S = 899
 """How long RQ's lock on cleaning a queue's registries lasts unless the cleaner releases it."""
 
 
-def note(job: str, event: str) -> None:
-    """One line of the run log: the job's start or end, by this process."""
+def note(job: str, event: str) -> bool:
+    """One line of the run log: the job's start or end, by this process. Whether the job had
+    started before (in any worker)."""
+    path = os.environ["PEERS_RUNLOG"]
+    with open(path) as log:
+        before = any(f'"job": "{job}"' in line and '"event": "start"' in line for line in log)
     line = json.dumps({"job": job, "pid": os.getpid(), "event": event, "t": time.time()})
-    with open(os.environ["PEERS_RUNLOG"], "a") as log:
+    with open(path, "a") as log:
         log.write(line + "\n")
+    return before
 
 
-def job(until: float) -> str:
-    """The job: runs until `until` (time.time()), one second at least."""
+def job(first_s: float) -> str:
+    """The job: its first run lasts first_s seconds, any later run one second."""
     from rq import get_current_job
 
     current = get_current_job()
     name = current.id if current is not None else "?"
-    note(name, "start")
-    time.sleep(max(until - time.time(), 1.0))
+    again = note(name, "start")
+    time.sleep(1.0 if again else first_s)
     note(name, "end")
     return "done"
 
@@ -105,11 +110,11 @@ class RQ(Peer):
         return Crew([sys.executable, "-m", "peers.rq_peer"], env | plan.env, folder,
                     count=self.workers, cwd=ROOT)
 
-    def enqueue(self, stage: Stage, folder: Path, until: float) -> str:
+    def enqueue(self, stage: Stage, folder: Path, first_s: float) -> str:
         from rq import Queue, Retry
 
         queued = Queue(QUEUE, connection=stage.driver).enqueue(
-            "peers.rq_peer.job", until, retry=Retry(max=1))
+            "peers.rq_peer.job", first_s, retry=Retry(max=1))
         return str(queued.id)
 
     def inspect(self, stage: Stage, folder: Path, job: str) -> View:

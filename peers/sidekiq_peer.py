@@ -57,8 +57,8 @@ class Sidekiq(Peer):
         return Crew(["sidekiq", "-r", str(FOLDER / "peer.rb"), "-q", "peers"], env, folder,
                     count=self.workers, cwd=FOLDER)
 
-    def enqueue(self, stage: Stage, folder: Path, until: float) -> str:
-        return str(self._run(stage, "enqueue", repr(until))["id"])
+    def enqueue(self, stage: Stage, folder: Path, first_s: float) -> str:
+        return str(self._run(stage, "enqueue", repr(first_s))["id"])
 
     def inspect(self, stage: Stage, folder: Path, job: str) -> View:
         from peers.harness import RunLog

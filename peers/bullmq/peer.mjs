@@ -1,5 +1,5 @@
-// BullMQ, played: `node peer.mjs work` runs one worker on the queue "peers"; `enqueue UNTIL`
-// adds the one job (to run until UNTIL, seconds since the epoch) and prints its id as JSON;
+// BullMQ, played: `node peer.mjs work` runs one worker on the queue "peers"; `enqueue SECONDS`
+// adds the one job (its first run lasts SECONDS, a later one 1 s) and prints its id as JSON;
 // `inspect ID` prints BullMQ's own view of the job as JSON; `version` prints the versions.
 // The server's URL comes in PEERS_URL (never on the command line, where `ps` would show its
 // password); the run log's path in PEERS_RUNLOG. PEERS_LOCK_MS, when set, is both the
@@ -18,9 +18,19 @@ function connection(name) {
   return options;
 }
 
+// One line of the run log; whether the job had started before (in any worker).
 function note(job, event) {
+  const before = readFileSync(process.env.PEERS_RUNLOG, 'utf8').split('\n').some((line) => {
+    try {
+      const entry = JSON.parse(line);
+      return entry.job === job && entry.event === 'start';
+    } catch {
+      return false;
+    }
+  });
   const line = JSON.stringify({ job, pid: process.pid, event, t: Date.now() / 1000 });
   appendFileSync(process.env.PEERS_RUNLOG, line + '\n');
+  return before;
 }
 
 async function work() {
@@ -30,8 +40,8 @@ async function work() {
     options.stalledInterval = Number(process.env.PEERS_LOCK_MS);
   }
   const worker = new Worker(QUEUE, async (job) => {
-    note(job.id, 'start');
-    const ms = Math.max(job.data.until * 1000 - Date.now(), 1000);
+    const again = note(job.id, 'start');
+    const ms = again ? 1000 : job.data.first * 1000;
     await new Promise((done) => setTimeout(done, ms));
     note(job.id, 'end');
     return 'done';
@@ -47,9 +57,9 @@ async function work() {
   process.on('SIGINT', stop);
 }
 
-async function enqueue(until) {
+async function enqueue(first) {
   const queue = new Queue(QUEUE, { connection: connection('peers-inspect') });
-  const job = await queue.add('job', { until: Number(until) }, { attempts: 1 });
+  const job = await queue.add('job', { first: Number(first) }, { attempts: 1 });
   console.log(JSON.stringify({ id: job.id }));
   await queue.close();
 }

@@ -2,8 +2,8 @@
 # queue, and nothing holds it while it runs).
 #
 #   sidekiq -r ./peer.rb -q peers   one Sidekiq process on the queue "peers" (the worker)
-#   ruby peer.rb enqueue UNTIL      adds the one job (to run until UNTIL, seconds since the
-#                                   epoch); prints its jid as JSON
+#   ruby peer.rb enqueue SECONDS    adds the one job (its first run lasts SECONDS, a later
+#                                   one 1 s); prints its jid as JSON
 #   ruby peer.rb inspect JID        where Sidekiq holds the job, as JSON
 #   ruby peer.rb version            the versions, as JSON
 #
@@ -17,19 +17,24 @@ Redis.silence_deprecations = true if Redis.respond_to?(:silence_deprecations=)
 
 QUEUE = "peers"
 
-# The job: notes its start and end in the run log, and runs until `until`, one second at least.
+# The job: notes its start and end in the run log; its first run lasts first_s seconds, any
+# later run one second.
 class PeersJob
   include Sidekiq::Worker
   sidekiq_options queue: QUEUE
 
+  # One line of the run log; whether the job had started before (in any worker).
   def note(event)
+    path = ENV.fetch("PEERS_RUNLOG")
+    before = File.readlines(path).any? { |line| line.include?(%("job":"#{jid}")) && line.include?(%("event":"start")) }
     line = JSON.generate({job: jid, pid: Process.pid, event: event, t: Time.now.to_f})
-    File.open(ENV.fetch("PEERS_RUNLOG"), "a") { |log| log.write(line + "\n") }
+    File.open(path, "a") { |log| log.write(line + "\n") }
+    before
   end
 
-  def perform(until_s)
-    note("start")
-    sleep([until_s - Time.now.to_f, 1.0].max)
+  def perform(first_s)
+    again = note("start")
+    sleep(again ? 1.0 : first_s)
     note("end")
   end
 end
@@ -40,9 +45,9 @@ def client
   end
 end
 
-def enqueue(until_s)
+def enqueue(first_s)
   client
-  jid = Sidekiq::Client.push("class" => PeersJob, "queue" => QUEUE, "args" => [until_s.to_f])
+  jid = Sidekiq::Client.push("class" => PeersJob, "queue" => QUEUE, "args" => [first_s.to_f])
   puts JSON.generate({id: jid})
 end
 
@@ -77,6 +82,6 @@ if $PROGRAM_NAME == __FILE__
   when "enqueue" then enqueue(arg)
   when "inspect" then inspect_job(arg)
   when "version" then version
-  else abort("usage: ruby peer.rb enqueue UNTIL | inspect JID | version")
+  else abort("usage: ruby peer.rb enqueue SECONDS | inspect JID | version")
   end
 end

@@ -141,3 +141,14 @@ def test_a_worker_that_exits_is_replaced_as_a_supervisor_would(tmp_path):
             time.sleep(0.1)
         assert crew.exits >= 1
         assert len(list(tmp_path.glob("worker-*.log"))) >= 2
+
+
+def test_an_interrupted_play_stops_waiting_at_once():
+    harness.INTERRUPTED.set()
+    try:
+        began = time.monotonic()
+        with pytest.raises(harness.PlayError, match="interrupted"):
+            harness.pause(30)
+        assert time.monotonic() - began < 1
+    finally:
+        harness.INTERRUPTED.clear()
