@@ -33,18 +33,18 @@ def test_the_race_harms_a_healthy_workers_lease_that_ran_out_only_across_the_res
     process_a = live.run_id
     race.read_run_id()
     assert race.client_run_id == process_a
-    # The lease is live when the server goes away: it is not a stall under process A.
+    # The lease is live when the server goes away: it is not a stall under process 1.
     assert live.client.zscore(QUEUE.active, "job-1") > live.now_ms()
     race.restart()
     assert live.run_id != process_a
     assert live.client.zscore(QUEUE.active, "job-1") < live.now_ms()
     assert live.row(QUEUE, b"job-1")[b"lease_epoch"].decode() == process_a
-    assert race.stamp() == "process A"
+    assert race.stamp() == "process 1"
     outcome = race.sweep_with_client_run_id()
     assert where(live) == (("dead",), b"dead", b"1")
     # What the client can name: the process it swept on, the verdict, the stamp, its argument.
-    assert outcome.startswith("stalled2 with the client's run_id on process B: job-1 dead-lettered")
-    assert "stamp: process A" in outcome and "process A, the run_id the client passed" in outcome
+    assert outcome.startswith("stalled2 with the client's run_id on process 2: job-1 dead-lettered")
+    assert "stamp: process 1" in outcome and "process 1, the run_id the client passed" in outcome
 
 
 def test_on_a_lease_whose_worker_stalled_before_the_restart_the_race_counts_a_real_stall(live):
@@ -74,7 +74,7 @@ def test_a_sweep_that_takes_the_running_processs_run_id_exempts_the_restart(live
     race.restart()
     outcome = getattr(race, sweep)()
     assert where(live) == (("pending",), b"pending", None)
-    assert outcome.startswith(f"{who} on process B: job-1 recovered")
+    assert outcome.startswith(f"{who} on process 2: job-1 recovered")
     # The value the script or the verb compared with is not the client's to see: the outcome
     # names no process as what the stamp was compared with.
     assert "compared with: process" not in outcome

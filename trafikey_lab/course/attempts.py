@@ -61,6 +61,18 @@ class TimedOut:
 Outcome = NotAFunction | Borrowed | Returned | Raised | TimedOut
 
 
+def failed(outcome: Outcome) -> str | None:
+    """What an attempt did instead of returning, in the words every checker uses after "your
+    function" (or "your check"): "raised <the error>" or "ran for more than N s"; None when it
+    returned, or was never run."""
+    match outcome:
+        case Raised():
+            return f"raised {outcome.text}"
+        case TimedOut(limit_s):
+            return f"ran for more than {limit_s:g} s"
+    return None
+
+
 def screen(attempt, library=None, library_names=None) -> NotAFunction | Borrowed | None:
     """Why the attempt cannot be run as an answer, before it runs: it is not a function, or it
     hands the question to the library's own answer (`borrowed`); None when it can be run."""

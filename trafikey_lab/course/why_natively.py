@@ -37,17 +37,19 @@ from trafikey_lab.course.feedback import (
     Feedback,
     Finding,
     feedback,
+    not_ours,
 )
 from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.live import scripted
 from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.live.scripted import ScriptedPeer, native_sweep
+from trafikey_lab.player import Processes
 from trafikey_lab.scripts import source as script_source
 from trafikey_lab.stories import JOB
-from trafikey_lab.text import plain, short
+from trafikey_lab.text import plain
 
-__all__ = ["EXERCISE_QUEUE", "RunIdRace", "check_sweep_survives_restart", "run_lua", "scripted"]
+__all__ = ["RunIdRace", "check_sweep_survives_restart", "run_lua", "scripted"]
 
 
 def grant_expired_lease(live: LiveExecutor, queue: Queue, lease_ms: int = 50) -> list:
@@ -103,27 +105,23 @@ class RunIdRace:
     def __init__(self, live: LiveExecutor, queue: Queue, max_stalled: int = 1):
         self.live, self.queue, self.max_stalled = live, queue, max_stalled
         self.client_run_id: str | None = None
-        self.processes: dict[str, str] = {}
+        self.processes = Processes()
         self.attempt: int | None = None
         """The healthy worker's attempt, which its extension names; None when the lease's worker
         has stalled."""
 
     def _name(self, run_id) -> str:
-        run_id = run_id.decode() if isinstance(run_id, bytes) else run_id
-        if run_id is None:
-            return "no stamp"
-        return self.processes.setdefault(run_id, f"process {'AB'[len(self.processes)]}"
-                                         if len(self.processes) < 2 else short(run_id))
+        return self.processes(run_id)
 
     def grant(self) -> str:
-        self.processes = {}
+        self.processes = Processes()
         self._name(self.live.run_id)
         self.attempt = int(grant_healthy_lease(self.live, self.queue)[1])
         return (f"{JOB.decode()} claimed by {self.stamp()} with a {HEALTHY_LEASE_MS} ms lease; "
                 "its worker is healthy and extends it in the restart step")
 
     def grant_stalled(self) -> str:
-        self.processes = {}
+        self.processes = Processes()
         self._name(self.live.run_id)
         self.attempt = None
         grant_expired_lease(self.live, self.queue)
@@ -312,7 +310,7 @@ class _Run:
     others: dict
     client: _SweepClient
     failed: str | None
-    """What the sweep did instead of returning (_failure), if it did not return."""
+    """What the sweep did instead of returning (attempts.failed), if it did not return."""
 
 
 def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
@@ -329,17 +327,7 @@ def _run(sweep, live: LiveExecutor, queue: Queue, restart_before: int | None,
     outcome = attempts.run(sweep, client, queue, library=(), library_names=set())
     job = _member(live, queue, JOB)
     others = {other: _member(live, queue, other) for other in OTHERS} if control else {}
-    return _Run(job.sets, job.row, others, client, _failure(outcome))
-
-
-def _failure(outcome: attempts.Outcome) -> str | None:
-    """What the sweep did instead of returning, as a finding says it; None when it returned."""
-    match outcome:
-        case attempts.TimedOut(limit_s):
-            return f"ran for more than {limit_s:g} s"
-        case attempts.Raised(error):
-            return f"raised {type(error).__name__}: {error}"
-    return None
+    return _Run(job.sets, job.row, others, client, attempts.failed(outcome))
 
 
 def _verbs_control(live: LiveExecutor, queue: Queue) -> dict:
@@ -468,10 +456,8 @@ def check_sweep_survives_restart(sweep, *, live: LiveExecutor | None = None,
         return feedback(EXERCISE, [Finding(NOTE, "not checked: the check restarts a live "
                                                  "server; pass live=course.live")])
     if not live.server.can_restart:
-        return feedback(EXERCISE, [Finding(NOTE, "not checked: the lab is using a server it did "
-                                                 "not start, and the check restarts its server. "
-                                                 "Unset TRAFIKEY_VALKEY_URL to let the lab run "
-                                                 "its own.")])
+        return feedback(EXERCISE, [Finding(NOTE, not_ours("not checked", live.server,
+                                                          "the check restarts its server"))])
     try:
         return feedback(EXERCISE, [_judge(sweep, live, queue)])
     finally:
