@@ -1,7 +1,7 @@
 """Notebook 00, start here: its exercise, the sweep's decision on one expired lease written by
 the learner, the checker that holds it against the model on boundary cases, drawn ones and
-near misses of the run_id, and the names the notebook uses (the preflight check, the lease's
-life drawn, a history played)."""
+near misses of the run_id, and the names the notebook uses (the preflight check, a history
+played)."""
 
 import random
 import secrets
@@ -22,10 +22,9 @@ from trafikey_lab.course.feedback import (
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.player import play
-from trafikey_lab.plots.lifecycle import draw_lifecycle
 from trafikey_lab.sweep import Outcome, Reading
 
-__all__ = ["check_sweep_prediction", "draw_lifecycle", "play", "preflight"]
+__all__ = ["check_sweep_prediction", "play", "preflight"]
 
 
 def preflight() -> list[doctor.Check]:
