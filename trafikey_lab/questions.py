@@ -76,42 +76,6 @@ class Question:
         return "\n".join(lines)
 
 
-ONE_VALUE_PER_PROCESS = Question(
-    "A lease has run out, and the sweep reads its row's lease_epoch. The server's run_id "
-    "is R. Which stored lease_epoch makes the sweep count the stall?",
-    [
-        Option("Any well-formed run_id: 40 bytes of 0-9 and a-f.",
-               misconception="the sweep re-checks the stamp's shape rather than whose it is",
-               why="The sweep never looks at a stamp's shape: trafikey_exempt compares "
-                   "lengths and bytes, nothing else. Forty 0s are a well-formed run_id, and "
-                   "exempt under any R but forty 0s itself. The shape check runs once, at "
-                   "load, on the server's own run_id."),
-        Option("R, written in lower or in upper case.",
-               misconception="the stamp comparison ignores case",
-               why="The comparison is memcmp, byte for byte, and 'F' (0x46) is not 'f' "
-                   "(0x66): R in capitals is exempt, like any other bytes that are not R."),
-        Option("R's 40 bytes exactly, and nothing else.", right=True,
-               why="trafikey_exempt decides the exemption: the lease is exempt unless the "
-                   "field is there and equals the current run_id in length and in every "
-                   "byte. Every other value, a missing field included, is exempt: back to "
-                   "pending, stalled untouched. A lease it does not exempt, "
-                   "trafikey_decide_member counts: stalled + 1. (It reads lease_epoch only "
-                   "on a hash row without group, so it never counts a lane row.)"),
-        Option("Any value, as long as the server has not restarted since the claim.",
-               misconception="exempt means the server restarted",
-               why="The sweep cannot see restarts; it sees only the stamp. With no restart "
-                   "at all, a missing stamp or bytes another tool wrote are exempt, because "
-                   "they are not R. A restart is only the usual way a stamp stops being R."),
-        Option("R, or no lease_epoch at all, since nothing says another process granted "
-               "the lease.",
-               misconception="a missing stamp counts as this process's",
-               why="A missing field is exempt: trafikey_exempt returns 1 when there is no "
-                   "field. A row with no stamp is never charged."),
-    ],
-)
-"""Notebook 01's diagnostic question: which stored stamps the sweep counts."""
-
-
 THREE_WRITERS = Question(
     "job-4 was claimed with EMQ.CLAIM; its lease ran out and the sweep (max_stalled 2) sent "
     "it back to pending with stalled 1. In the same server process a worker then claims "

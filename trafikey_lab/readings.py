@@ -5,8 +5,8 @@ As the run_id the module reads at load, a value must pass the shape check (40 by
 of 0-9 a-f) or the module refuses to load. As a lease_epoch stored on a row, the sweep only
 compares it with the current run_id, byte for byte, and never re-checks its shape: a stamp is
 exempt because it is not this process's, whatever the reason it is not. `read_value` gives both
-readings, with why, and the C module's own answers to the same bytes; `readings_table` gives
-them for every named value. The RunIdChecker widget shows a `Reading`.
+readings, with why, and the C module's own answers to the same bytes. The RunIdChecker widget
+shows a `Reading`.
 """
 
 from dataclasses import dataclass
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from trafikey_lab import epoch
 from trafikey_lab.model import HOST_CALL_FAILED
 from trafikey_lab.module import native
-from trafikey_lab.table import Table
 
 SHAPE_TEST = "run_ids_are_40_lowercase_hex"
 EXEMPTION_TEST = "exemption_is_missing_or_different"
@@ -62,9 +61,6 @@ class Reading:
     module (the book in the reader's browser), where the model's checks are all there is."""
     sweep: str
     """What the sweep does with the value as a stored lease_epoch, and why."""
-    sweep_why: str
-    """Why, in a few words: the stamp is this process's, missing, another process's, or other
-    bytes (which are not even a run_id)."""
     tests: tuple[str, ...]
 
     @property
@@ -111,33 +107,31 @@ def _load(value: bytes | None, valid: bool | None) -> str:
     return _refused(BAD_SHAPE)
 
 
-def _sweep(value: bytes | None, current: bytes) -> tuple[str, str]:
-    """The sweep's reading of a stored lease_epoch under `current`, long and short."""
+def _sweep(value: bytes | None, current: bytes) -> str:
+    """The sweep's reading of a stored lease_epoch under `current`."""
     if not epoch.exempt(value, current):
-        return (("counted: the stamp is this process's run_id, so the lease ran out under a "
-                 "live server and the worker is charged: stalled + 1 against max_stalled "
-                 "(recovered while it is below max_stalled, dead once it reaches or passes it)"),
-                "this process's stamp")
+        return ("counted: the stamp is this process's run_id, so the lease ran out under a "
+                "live server and the worker is charged: stalled + 1 against max_stalled "
+                "(recovered while it is below max_stalled, dead once it reaches or passes it)")
     back = "; back to pending with stalled untouched, listed among the recovered"
     if value is None:
         return ("exempt: there is no stamp, so it is not this process's: no native verb left "
                 "one on this row (every native claim and extension writes one, the scripts "
-                "none)" + back, "no stamp")
+                "none)" + back)
     if epoch.valid_run_id(value):
         return ("exempt: a well-formed run_id, but not this process's (this server before "
                 "a restart, another server, or bytes some tool wrote), so the sweep does not "
-                "count the stall" + back, "another process's stamp")
+                "count the stall" + back)
     if value.lower() == current:
         differs = "only in case, and the comparison is byte for byte"
-        short = "other bytes: capitals"
     elif len(value) != len(current):
-        differs, short = f"({len(value)} bytes against {len(current)})", "other bytes"
+        differs = f"({len(value)} bytes against {len(current)})"
     else:
-        differs, short = "", "other bytes"
+        differs = ""
     return (f"exempt: these bytes differ from this process's run_id {differs}".rstrip()
             + ", so they are not its stamp. No native verb wrote them (they are not even a "
               "run_id: a plain command or another tool did), and the sweep never checks a "
-              "stamp's shape, it only compares bytes" + back, short)
+              "stamp's shape, it only compares bytes" + back)
 
 
 def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
@@ -152,7 +146,6 @@ def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
         valid = problem is None
         native_valid = None if in_page else native.valid_run_id(value)
         reason = problem or f"{epoch.RUN_ID_LEN} bytes, each one of 0-9 a-f"
-    sweep, sweep_why = _sweep(value, current)
     return Reading(
         value=value,
         length=_length(value),
@@ -162,21 +155,7 @@ def read_value(value: bytes | None, current: bytes = epoch.NOW) -> Reading:
         native_valid=native_valid,
         exempt=epoch.exempt(value, current),
         native_exempt=None if in_page else native.exempt(value, current),
-        sweep=sweep,
-        sweep_why=sweep_why,
+        sweep=_sweep(value, current),
         tests=_tests(value),
     )
 
-
-def readings_table(current: bytes = epoch.NOW) -> Table:
-    """Every named value read both ways, one row each: the shape check's verdict, what the
-    load does, the exemption while the run_id is `current`, what the sweep does and why, and
-    why the shape check said so. A missing field has no bytes to check, so its load is
-    refused."""
-    rows = []
-    for name, value in NAMED_VALUES.items():
-        r = read_value(value, current)
-        rows.append((name, str(r.valid), "cached" if r.valid else "refused", str(r.exempt),
-                     "exempt" if r.exempt else "counted", r.sweep_why, r.reason))
-    return Table(("value", "valid", "at load", "exempt", "sweep", "why (sweep)",
-                  "why (shape check)"), tuple(rows))

@@ -1,5 +1,5 @@
-"""A value read in the run_id's two roles, the table of the dive's named values, what the load
-texts say of the server, and notebook 01's diagnostic question."""
+"""A value read in the run_id's two roles, the dive's named values among them, and what the
+load texts say of the server."""
 
 import re
 import subprocess
@@ -13,7 +13,6 @@ from trafikey_lab.live.owned import server_binary
 from trafikey_lab.model import HOST_CALL_FAILED
 from trafikey_lab.module import native
 from trafikey_lab.module.build import module_path
-from trafikey_lab.questions import ONE_VALUE_PER_PROCESS as QUESTION
 from trafikey_lab.readings import (
     BAD_SHAPE,
     LOAD_WARNING,
@@ -21,64 +20,31 @@ from trafikey_lab.readings import (
     NAMED_VALUES,
     NO_RUN_ID_FIELD,
     read_value,
-    readings_table,
 )
 from trafikey_lab.sweep import Seen
-from trafikey_lab.widgets.diagnostic import Diagnostic
 
 MODULE_SOURCE = Path(__file__).resolve().parents[2] / "trafikey_lab" / "module" / "trafikey.c"
 
 
-def rows_by_name(current: bytes = epoch.NOW) -> dict[str, tuple[str, ...]]:
-    return {row[0]: row[1:] for row in readings_table(current).rows}
-
-
-def test_the_table_has_one_row_per_named_value_in_the_tests_order():
-    assert [row[0] for row in readings_table().rows] == list(NAMED_VALUES)
-
-
-@pytest.mark.parametrize(("name", "row"), [
-    ("NOW", ("True", "cached", "False", "counted", "this process's stamp",
-             "40 bytes, each one of 0-9 a-f")),
-    ("NOW in upper case", ("False", "refused", "True", "exempt", "other bytes: capitals",
-                           "byte 2 is b'F', not one of 0-9 a-f")),
-    ("NOW with a 3 appended", ("False", "refused", "True", "exempt", "other bytes",
-                               "41 bytes, not 40")),
-    ("lease_epoch missing", ("None", "refused", "True", "exempt", "no stamp",
-                             "there are no bytes to check")),
-    ("lease_epoch forty 0s", ("True", "cached", "True", "exempt", "another process's stamp",
-                              "40 bytes, each one of 0-9 a-f")),
-    ("lease_epoch empty", ("False", "refused", "True", "exempt", "other bytes",
-                           "0 bytes, not 40")),
+@pytest.mark.parametrize(("name", "reading"), [
+    ("NOW", (True, "40 bytes, each one of 0-9 a-f", False, "counted")),
+    ("NOW in upper case", (False, "byte 2 is b'F', not one of 0-9 a-f", True, "exempt")),
+    ("NOW with a 3 appended", (False, "41 bytes, not 40", True, "exempt")),
+    ("lease_epoch missing", (None, "there are no bytes to check", True, "exempt")),
+    ("lease_epoch forty 0s", (True, "40 bytes, each one of 0-9 a-f", True, "exempt")),
+    ("lease_epoch empty", (False, "0 bytes, not 40", True, "exempt")),
 ])
-def test_each_row_gives_the_load_and_the_sweep_of_its_value_and_why(name, row):
-    assert rows_by_name()[name] == row
+def test_each_named_value_gets_the_shape_checks_verdict_and_why_and_the_sweeps_reading(
+        name, reading):
+    r = read_value(NAMED_VALUES[name])
+    assert (r.valid, r.reason, r.exempt, r.sweep.split(":")[0]) == reading
 
 
-def test_the_exemption_column_is_read_under_the_current_run_id_given():
-    rows = rows_by_name(current=epoch.ZERO)
-    assert rows["lease_epoch forty 0s"][2:5] == ("False", "counted", "this process's stamp")
-    assert rows["NOW"][2:5] == ("True", "exempt", "another process's stamp")
-    assert rows["NOW"][:2] == ("True", "cached"), "the shape check does not depend on current"
-
-
-def test_every_row_says_what_read_value_says_of_its_value():
-    for name, (valid, load, exempt, sweep, sweep_why, reason) in rows_by_name().items():
-        reading = read_value(NAMED_VALUES[name])
-        assert (valid, exempt, reason) == (str(reading.valid), str(reading.exempt), reading.reason)
-        assert reading.load.startswith(load)
-        assert reading.sweep.startswith(sweep)
-        assert sweep_why == reading.sweep_why
-
-
-def test_the_table_prints_as_aligned_columns_under_its_header():
-    lines = repr(readings_table()).splitlines()
-    assert re.split(r"\s{2,}", lines[0]) == ["value", "valid", "at load", "exempt", "sweep",
-                                             "why (sweep)", "why (shape check)"]
-    assert re.split(r"\s{2,}", lines[2]) == ["NOW", "True", "cached", "False", "counted",
-                                             "this process's stamp",
-                                             "40 bytes, each one of 0-9 a-f"]
-    assert len(lines) == 2 + len(NAMED_VALUES)
+def test_the_sweep_reads_a_value_under_the_current_run_id_given_and_the_shape_check_does_not():
+    reading = read_value(epoch.NOW, current=epoch.ZERO)
+    assert reading.exempt
+    assert reading.sweep.startswith("exempt: a well-formed run_id, but not this process's")
+    assert reading.valid, "the shape check does not depend on current"
 
 
 # -- why a stored value is exempt: because it is not this process's stamp -------------------
@@ -183,57 +149,3 @@ def test_a_server_whose_loadmodule_refuses_exits_at_startup_and_says_why(tmp_pat
     assert started.returncode != 0
     assert "trafikey: a module named trafikey is already loaded" in started.stdout
     assert f"Can't load module from {path}: server aborting" in started.stdout
-
-
-# -- the diagnostic question -----------------------------------------------------------------
-
-def stamp_each_option_counts(r: bytes) -> list[bytes | None]:
-    """For each option, in order, a stored stamp that the option says the sweep counts under
-    the run_id r."""
-    return [epoch.ZERO, r.upper(), r, b"written by another tool", None]
-
-
-def test_the_question_has_one_right_option_and_every_wrong_one_names_its_misconception():
-    q = QUESTION
-    assert [option.right for option in q.options] == [False, False, True, False, False]
-    assert all(option.misconception for option in q.options if not option.right)
-    misconceptions = " / ".join(option.misconception or "" for option in q.options)
-    assert "the sweep re-checks the stamp's shape" in misconceptions
-    assert "exempt means the server restarted" in misconceptions
-
-
-def test_the_c_counts_only_the_stamp_the_right_option_names():
-    counted = [not native.exempt(stamp, epoch.NOW) for stamp in stamp_each_option_counts(epoch.NOW)]
-    assert counted == [option.right for option in QUESTION.options]
-
-
-def test_the_options_whys_name_the_c_function_that_decides_each_step():
-    shape, _, right, _, _ = QUESTION.options
-    assert "exempt under any R but forty 0s itself" in shape.why
-    assert native.exempt(epoch.ZERO, epoch.NOW)
-    assert not native.exempt(epoch.ZERO, epoch.ZERO)
-    assert right.why.startswith("trafikey_exempt decides the exemption")
-    assert "trafikey_decide_member counts" in right.why
-    assert "never counts a lane row" in right.why
-    lane = Seen(type="hash", group=b"g", epoch=epoch.NOW, stalled=b"0")
-    assert native.decide_member(epoch.NOW, 1, lane).kind == "lane"
-
-
-def test_the_live_sweep_without_any_restart_counts_only_the_right_options_stamp(live, queue):
-    stamps = stamp_each_option_counts(live.run_id.encode())
-    for number, stamp in enumerate(stamps):
-        fields = ["state", "active"] + ([] if stamp is None else ["lease_epoch", stamp])
-        live.call("HSET", queue.row_key(f"job-{number}"), *fields)
-        live.call("ZADD", queue.active, 1, f"job-{number}")
-    live.sweep(queue, 10)
-    counted = [live.row(queue, f"job-{number}").get(b"stalled") == b"1"
-               for number in range(len(stamps))]
-    assert counted == [option.right for option in QUESTION.options]
-
-
-def test_choosing_a_wrong_option_names_its_misconception_and_the_right_one_says_right():
-    q = Diagnostic(QUESTION)
-    q.choose("B")
-    assert "the stamp comparison ignores case" in q.answer.value
-    q.choose("C")
-    assert q.answer.value.startswith("<p>✓ Right.")

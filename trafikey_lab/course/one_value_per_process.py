@@ -13,18 +13,10 @@ from trafikey_lab.course import attempts
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG, Feedback, Finding, feedback
 from trafikey_lab.module import native
 from trafikey_lab.module.build import c_excerpt
-from trafikey_lab.questions import ONE_VALUE_PER_PROCESS
-from trafikey_lab.readings import read_value, readings_table
-from trafikey_lab.widgets.diagnostic import Diagnostic
+from trafikey_lab.readings import read_value
 from trafikey_lab.widgets.run_id_checker import RunIdChecker
 
-__all__ = ["RunIdChecker", "c_excerpt", "check_shape_check", "epoch", "native", "question",
-           "readings_table"]
-
-
-def question() -> Diagnostic:
-    """Notebook 01's diagnostic question: which stored stamps the sweep counts."""
-    return Diagnostic(ONE_VALUE_PER_PROCESS)
+__all__ = ["RunIdChecker", "c_excerpt", "check_shape_check", "epoch", "native"]
 
 
 # -- 01: write the shape check ---------------------------------------------------------------
