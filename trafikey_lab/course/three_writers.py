@@ -23,7 +23,7 @@ from trafikey_lab.questions import THREE_WRITERS
 from trafikey_lab.text import plain
 from trafikey_lab.widgets.diagnostic import Diagnostic
 
-__all__ = ["ReplyError", "c_excerpt", "check_lease_move", "stamp_question"]
+__all__ = ["c_excerpt", "check_lease_move", "stamp_question"]
 
 # -- 02: move a lease to the process that runs now --------------------------------------------
 
