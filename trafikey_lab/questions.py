@@ -113,41 +113,6 @@ THREE_WRITERS = Question(
 """02's diagnostic question: what a scripted claim leaves of an earlier native stamp."""
 
 
-ONE_READER = Question(
-    "An expired member of active has a row with no group field, a lease_epoch written by "
-    "another process, and stalled 2. What does the sweep do with it, with max_stalled 3?", [
-        Option("It counts the stall: stalled becomes 3, reaching max_stalled 3, and the job "
-               "is dead-lettered.",
-               misconception="every expired lease is a stall, whoever stamped it",
-               why="the stamp is not this process's run_id, so the lease is exempt: the "
-                   "verdict is settled at lease_epoch and no stall is counted, whatever "
-                   "stalled holds."),
-        Option("It counts the stall, since the stamp is a well-formed run_id of 40 "
-               "lowercase hex characters.",
-               misconception="the sweep checks the stamp's shape, not whose it is",
-               why="trafikey_exempt compares bytes only: the lengths, then memcmp. The shape "
-                   "check runs once, at load, on the server's own run_id."),
-        Option("It sends the job back to pending, stalled still 2: the stamp settles it "
-               "before stalled is asked for.", right=True,
-               why="the decision asks for the type, then group, then lease_epoch, and the "
-                   "foreign stamp settles the verdict: exempt, so it never asks for stalled. "
-                   "(This module fetches the three fields with one HashGet, but the decision "
-                   "is handed only those it asks for.) The write pass sets state pending and "
-                   "does not write stalled."),
-        Option("It leaves the job in active: for this process the lease has not expired.",
-               misconception="exempt means not expired",
-               why="the member was picked because its deadline is past. Exempt means its "
-                   "expiry is not counted as a stall: the job goes back to pending and is "
-                   "listed among the recovered ids."),
-        Option("It sends the job back to pending with stalled 0: the restart cleared the "
-               "stalls the old process counted.", misconception="a restart resets stalled",
-               why="nothing resets stalled. The exempt member's one row write is HSET state "
-                   "pending, so stalled stays 2."),
-    ])
-"""03's diagnostic question: what the sweep's rule does with an exempt member, which fields its
-decision needs for that, and what it writes."""
-
-
 QUESTION_HISTORY = Story(
     "counted_then_extended_by_script",
     "one stall counted, then extended by a script after a restart",

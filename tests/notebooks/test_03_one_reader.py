@@ -6,7 +6,6 @@ wrong rows it must reject, each with a message that says where the row stopped a
 stop the model's and the C module's step machines give it, without handing over the right row;
 and right variants it must accept."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +36,6 @@ from trafikey_lab.executors import ModelExecutor
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.module.build import c_excerpt
-from trafikey_lab.questions import ONE_READER as QUESTION
 from trafikey_lab.sweep import Need, Seen
 
 
@@ -191,41 +189,15 @@ def test_a_lease_is_taken_at_its_deadline_not_a_millisecond_before_and_after_a_r
     assert clock.row(queue, "job").get(b"stalled") == stalled
 
 
-# -- 03's diagnostic question ---------------------------------------------------------------------
+# -- 03's Precisely note: this C fetches the decision's three fields in one read ---------------
 
 
-def test_the_question_has_exactly_one_right_option_and_each_wrong_one_names_a_misconception():
-    options = QUESTION.options
-    assert sum(option.right for option in options) == 1
-    assert all(option.misconception for option in options if not option.right)
-
-
-def test_the_questions_member_is_exempt_its_decision_never_sees_stalled_and_it_stays_2(
-        executor, queue):
-    """The right option, held against the model's decision and both executors' sweep of the
-    member the question describes."""
-    right = QUESTION.right
-    row = {b"state": b"active", b"attempts": b"1", b"lease_epoch": epoch.ZERO, b"stalled": b"2"}
-    verdict, asked = decide_row(epoch.NOW, MAX_STALLED, row)
-    assert verdict.kind == "exempt"
-    assert asked == [Need.TYPE, Need.GROUP, Need.EPOCH]
-
-    executor.call("HSET", queue.row_key(b"m"), *[p for item in row.items() for p in item])
-    executor.call("ZADD", queue.active, executor.now_ms(), b"m")
-    executor.wait_until(executor.now_ms())
-    assert executor.sweep(queue, MAX_STALLED) == [[b"m"], []]
-    swept = executor.row(queue, b"m")
-    assert (swept[b"state"], swept[b"stalled"]) == (b"pending", b"2")
-    assert {"pending", "2"} <= set(re.findall(r"\w+", right.text)), right.text
-
-
-def test_the_rights_why_names_this_modules_one_hash_read_as_the_c_does_it():
+def test_this_modules_decide_row_fetches_group_lease_epoch_and_stalled_in_one_hash_read():
     hash_reads = [line for line in c_excerpt("decide_row").splitlines() if "HashGet" in line]
     assert len(hash_reads) == 1
     assert "lit.group" in hash_reads[0]
     assert "lit.lease_epoch" in hash_reads[0]
     assert "lit.stalled" in c_excerpt("decide_row", "ValkeyModule_HashGet", "NULL);")
-    assert "HashGet" in QUESTION.right.why
 
 
 # -- 03's list of refusals: the server's own ACL check comes first --------------------------------

@@ -42,7 +42,7 @@ lease = f04.ExplorableLease()
 lease.fields["sweep_at_ms"].value = 990
 player = f04.LeaseAcrossRestart()
 player.history.value = "extended"
-for question in (f02.stamp_question(), f03.question(), f04.question()):
+for question in (f02.stamp_question(), f04.question()):
     question.choose("A")
 costs = f05.restart_costs()
 costs.controls["down_s"].value = 10

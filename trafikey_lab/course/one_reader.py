@@ -4,7 +4,7 @@
 plan and the live server's reply can be held side by side. `plan_table` turns the model's
 read pass (`ModelServer.plan_sweep`) into rows a reader can follow: the reads each verdict
 asked for, in order, where it stopped, and the writes it implies. `spoil` adds what makes the
-whole sweep refuse; `question` is the notebook's diagnostic question.
+whole sweep refuse.
 """
 
 import contextlib
@@ -20,22 +20,18 @@ from trafikey_lab.course.feedback import (
     Finding,
     feedback,
 )
-from trafikey_lab.epoch import NOW, ZERO
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
 from trafikey_lab.model import decide_row
 from trafikey_lab.module import native
 from trafikey_lab.module.build import c_excerpt
-from trafikey_lab.questions import ONE_READER
-from trafikey_lab.sweep import Need, Seen, decide_member
+from trafikey_lab.sweep import Need
 from trafikey_lab.table import Table
 from trafikey_lab.text import plain, short
 from trafikey_lab.traces import describe_write
-from trafikey_lab.widgets.diagnostic import Diagnostic
 
-__all__ = ["NOW", "REFUSALS", "THIS_PROCESS", "ZERO", "Seen", "c_excerpt", "check_stops",
-           "decide_member", "lay_out", "member_table", "plan_table", "question", "queue_state",
-           "spoil", "try_sweep"]
+__all__ = ["REFUSALS", "THIS_PROCESS", "c_excerpt", "check_stops", "lay_out", "member_table",
+           "plan_table", "queue_state", "spoil", "try_sweep"]
 
 MAX_STALLED = 3
 """The budget the layout is built for: the dead member's stalled 2 becomes 3 and reaches it."""
@@ -199,14 +195,6 @@ def member_table(executor: Executor, queue: Queue, members=KINDS) -> Table:
             fields = ", ".join(f"{f}={v}" for f, v in row.items())
         rows.append((member, ", ".join(where) or "nowhere", fields))
     return Table(("member", "in", "row"), tuple(rows))
-
-
-
-
-def question() -> Diagnostic:
-    """03's diagnostic question: what this module's sweep fetches of an exempt member's row,
-    what its decision is shown, and what it writes."""
-    return Diagnostic(ONE_READER)
 
 
 # -- 03: a row that stops the sweep's decision at each read -----------------------------------
