@@ -16,7 +16,7 @@ import sys
 import time
 
 from peers import (
-    PEERS,
+    QUEUES,
     PlayError,
     differences,
     missing,
@@ -35,13 +35,13 @@ def say(text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m peers", description=__doc__.split("\n")[0])
     parser.add_argument("queues", nargs="*", metavar="QUEUE",
-                        help=f"among {', '.join(PEERS)} (default: all)")
+                        help=f"among {', '.join(QUEUES)} (default: all)")
     parser.add_argument("--record", action="store_true",
                         help="store what is played as the recordings instead of checking")
     args = parser.parse_args(argv)
-    queues = args.queues or list(PEERS)
-    if unknown := [q for q in queues if q not in PEERS]:
-        parser.error(f"no queue {', '.join(unknown)}: choose among {', '.join(PEERS)}")
+    queues = args.queues or list(QUEUES)
+    if unknown := [q for q in queues if q not in QUEUES]:
+        parser.error(f"no queue {', '.join(unknown)}: choose among {', '.join(QUEUES)}")
     failed: list[str] = []
     played = {}
     for queue in queues:

@@ -26,6 +26,7 @@ from typing import Any
 
 import redis
 
+from peers.record import PlayError
 from trafikey_lab.live.client import free_port
 from trafikey_lab.live.owned import OwnedServer
 
@@ -42,11 +43,6 @@ process supervisor (systemd's Restart=, supervisord) would."""
 SESSIONS: list[int] = []
 """Every worker session a Crew of this process has started (each worker leads its own): what
 a test checks is gone once the plays are over."""
-
-
-class PlayError(Exception):
-    """A play could not be carried out (a server or a worker failed to start): the message says
-    what happened and where the logs are."""
 
 
 INTERRUPTED = threading.Event()

@@ -22,7 +22,7 @@ import abc
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,19 +41,11 @@ from peers.harness import (
     wait_ready,
 )
 from peers.harness import watch as watch_job
+from peers.record import HISTORIES, TITLES, Outcome, Recording
 from trafikey_lab.executors import Queue
 from trafikey_lab.live.executor import LiveExecutor
 from trafikey_lab.player import play as play_lab_history
 from trafikey_lab.stories import JOB
-
-HISTORIES = ("stalled", "restarted", "short_restart")
-TITLES = {
-    "stalled": "the worker stalled",
-    "restarted": "the server restarted",
-    "short_restart": "a short restart",
-}
-FACTS = ("counted", "fate", "runs")
-"""What a re-play must reproduce of a stored recording; timings vary from run to run."""
 
 EVENT_AFTER_S = 1.0
 """How long into the job's first run the event (the kill, the restart) comes."""
@@ -73,56 +65,6 @@ class Plan:
     settle_s: float = 2.0
     env: dict[str, str] = field(default_factory=dict)
     note: str = ""
-
-
-@dataclass
-class Outcome:
-    """One history as the library played it. counted: the losses the library charged to the
-    job, the most its count showed (counted_as says how it counts them); fate: completed,
-    failed, lost (nowhere: not queued, not running, not failed), or undecided when nothing was
-    decided in time; runs: how often the job started; overlap: whether two runs were in flight
-    at once."""
-
-    history: str
-    counted: int
-    counted_as: str
-    fate: str
-    runs: int
-    overlap: bool
-    detail: str
-    settings: dict[str, Any]
-    timings: dict[str, float | None]
-    worker_exits: int
-    counted_at_end: int | None = None
-    """The library's count when the play ended, where it is lower than `counted`, the highest
-    it reached (RQ: a first run that finishes after the retry writes its old count back)."""
-
-    def facts(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in FACTS}
-
-
-@dataclass
-class Recording:
-    """A queue's histories as played on one lab server, with trafikey's beside them."""
-
-    queue: str
-    library: str
-    versions: dict[str, str]
-    budget: str
-    lease: str
-    shortened: str
-    histories: dict[str, Outcome]
-    trafikey: dict[str, dict[str, Any]]
-    recorded: str = ""
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Recording:
-        histories = {name: Outcome(**h) for name, h in data["histories"].items()}
-        return cls(**{**data, "histories": histories})
 
 
 class Peer(abc.ABC):

@@ -27,12 +27,13 @@ from pathlib import Path
 
 from peers.harness import Crew, Stage, View
 from peers.play import EVENT_AFTER_S, RESTART_TAIL_S, Peer, Plan
+from peers.record import RQ_ENTRY_S, RQ_MONITORING_S
 
 QUEUE = "peers"
-MONITORING_S = 1
+MONITORING_S = RQ_MONITORING_S
 MAINTENANCE_S = 1
 WORKER_TTL_S = 16
-ENTRY_S = MONITORING_S + 60
+ENTRY_S = RQ_ENTRY_S
 """How long the started-registry entry outlives a heartbeat (RQ adds its fixed 60 s)."""
 ROOT = Path(__file__).resolve().parent.parent
 CLEANING_LOCK_S = 899

@@ -105,7 +105,7 @@ def test_make_peers_fails_when_a_library_no_longer_does_what_its_recording_says(
     assert peers_main.main(["arq"]) == 0
 
 
-@pytest.mark.parametrize("queue", list(peers.PEERS))
+@pytest.mark.parametrize("queue", peers.QUEUES)
 def test_missing_names_an_install_command_or_nothing(queue):
     why = peers.missing(queue)
     assert why is None or "install" in why

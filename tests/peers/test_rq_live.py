@@ -28,7 +28,7 @@ def test_a_killed_worker_spends_the_retry_and_the_job_runs_again(played):
 
 def test_a_restart_longer_than_the_entry_spends_the_retry_as_the_kill_does(played):
     restarted = played[0].histories["restarted"]
-    assert restarted.timings["down_s"] > peers.rq_peer.ENTRY_S
+    assert restarted.timings["down_s"] > peers.record.RQ_ENTRY_S
     assert (restarted.counted, restarted.fate, restarted.runs) == (1, "completed", 2)
 
 
