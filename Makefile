@@ -39,7 +39,7 @@ test: $(STAMP)
 #             library no longer does what its recording in peers/recordings says (counted,
 #             fate, runs). BullMQ from peers/bullmq/package-lock.json (npm ci), arq in a
 #             virtualenv of its own (it needs redis-py below 6); Node and Ruby's Sidekiq must
-#             be there (.ci/run installs them). About five minutes.
+#             be there (.ci/run installs them). About four minutes.
 PEERS_BULLMQ := peers/bullmq/node_modules/.package-lock.json
 PEERS_ARQ := peers/arq/.venv/.installed
 

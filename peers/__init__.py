@@ -8,9 +8,11 @@ What notebook 05 calls:
     recordings() -> dict[str, Recording]     the stored recordings, by queue (rq, arq, bullmq,
                                              sidekiq), each with its versions and timings
     recording(queue) -> Recording            one of them
-    table(recordings=None) -> list[dict]     one row a queue and one for trafikey: queue,
-                                             versions, stall cost, restart cost, short-restart
-                                             cost, runs of the job in each history
+    table(stored=None) -> list[dict[str, str]]
+                                             one row a queue and one for trafikey, keyed by
+                                             COLUMNS: queue, version, budget, what the stall,
+                                             the restart and the short restart cost (counted N,
+                                             fate), runs (stall / restart / short restart)
     table_text(rows) / table_html(rows)      those rows as a text table / an HTML table
     missing(queue) -> str | None             why a queue cannot be played here (with the
                                              command that installs what is missing), or None
@@ -21,6 +23,10 @@ What notebook 05 calls:
     play_live(queue, histories=HISTORIES, progress=None) -> Recording
                                              any queue played live, where it can run here
     REPLAY                                   the command that re-plays all four and checks them
+    PlayError                                what a live play raises when it cannot run here
+
+Importing peers loads no client library and starts nothing: the recordings and the table read
+in a page with no server; the plays load redis, rq and the lab's server when called.
 
 `python -m peers` (make peers) re-plays every queue and fails when what a library does no
 longer matches its stored recording (counted, fate, runs; not timings); `--record` stores what
