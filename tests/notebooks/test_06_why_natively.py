@@ -44,7 +44,8 @@ def test_the_race_harms_a_healthy_workers_lease_that_ran_out_only_across_the_res
     assert where(live) == (("dead",), b"dead", b"1")
     # What the client can name: the process it swept on, the verdict, the stamp, its argument.
     assert outcome.startswith("stalled2 with the client's run_id on process 2: job-1 dead-lettered")
-    assert "stamp: process 1" in outcome and "process 1, the run_id the client passed" in outcome
+    assert "stamp: process 1" in outcome
+    assert "process 1, the run_id the client passed" in outcome
 
 
 def test_on_a_lease_whose_worker_stalled_before_the_restart_the_race_counts_a_real_stall(live):
