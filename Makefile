@@ -84,7 +84,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml setup.py trafikey_lab/module/trafike
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) build *.egg-info trafikey_lab/module/trafikey.so
+	rm -rf $(VENV) build *.egg-info trafikey_lab/module/trafikey.so peers/bullmq/node_modules peers/arq/.venv
 
 # make soak  the reliability suite with its long profiles (more sequences, steps, calls, kills)
 soak: $(STAMP)
