@@ -385,13 +385,3 @@ def compare(left: Trace, right: Trace) -> list[tuple[str, bool, str]]:
     rows.append((OUTCOME, same, "" if same else detail))
     return rows
 
-
-def agreement(rows: list[tuple[str, bool, str]]) -> str:
-    """compare's rows in words, the steps counted apart from the last row, which is not one:
-    "agree on all 4 steps and on the reading and outcome"."""
-    *steps, (_, same, _) = rows
-    agreed = sum(ok for _, ok, _ in steps)
-    counted = (f"agree on all {len(steps)} steps" if agreed == len(steps)
-               else f"agree on {agreed} of {len(steps)} steps")
-    return counted + (" and on the reading and outcome" if same
-                      else ", not on the reading and outcome")

@@ -9,8 +9,6 @@ tests hold each question here against the model and the C without a widget.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from trafikey_lab.stories import Story
-
 LETTERS = "ABCDEFGH"
 
 
@@ -111,70 +109,3 @@ THREE_WRITERS = Question(
                    "dies with stalled 2."),
     ])
 """02's diagnostic question: what a scripted claim leaves of an earlier native stamp."""
-
-
-QUESTION_HISTORY = Story(
-    "counted_then_extended_by_script",
-    "one stall counted, then extended by a script after a restart",
-    ("add", "claim", "expire", "sweep", "claim", "restart", "scripted_extend", "expire", "sweep"),
-    "the second claim stamped the row with the process before the restart and extend2 left "
-    "that stamp, so the sweep after the restart finds another process's stamp",
-)
-"""The history 04's question is about: the first sweep counts a stall (stalled 1), the rest
-is the fifth history of the exercise."""
-QUESTION_MAX_STALLED = 2
-
-
-ONE_LEASE_ACROSS_A_RESTART = Question(
-    "A job's row already holds stalled 1 from a stall counted earlier. Its worker claims it "
-    "with EMQ.CLAIM; then the server restarts; on the new process the "
-    "worker extends the lease once with the script extend2, then stops. The lease runs out "
-    f"and the new process sweeps with max_stalled {QUESTION_MAX_STALLED}. Which is true?",
-    [
-        Option(
-            "The job goes back to pending uncounted, and its stalled field still holds 1.",
-            right=True,
-            why="EMQ.CLAIM stamped the row with the process before the restart, and extend2 "
-                "moved the deadline without writing lease_epoch, so the sweep finds another "
-                "process's stamp: exempt. It takes the job out of active, puts it in "
-                "pending and lists it among the recovered; on the row it writes state "
-                "pending and nothing else, so stalled keeps its 1.",
-        ),
-        Option(
-            "The stall is counted: stalled becomes 2, which reaches max_stalled 2, and the "
-            "job is dead-lettered.",
-            misconception="extend2 moves the lease to the new process",
-            why="extend2 makes EMQ.EXTEND's test (the id in active, state active, attempts "
-                "equal to the worker's attempt; neither checks the deadline) and moves the "
-                "deadline as EMQ.EXTEND does, but it writes no lease_epoch: the stamp still "
-                "names the process before the restart. Had the worker extended with "
-                "EMQ.EXTEND, this would be the answer.",
-        ),
-        Option(
-            "The job goes back to pending with no stalled count left: the restart wiped it.",
-            misconception="a restart resets stalled",
-            why="A restart keeps the dataset (the lab's server saves it and the new process "
-                "loads it); what changes is the run_id. No verb clears stalled, and the "
-                "exempt sweep writes only state pending, so the 1 stays.",
-        ),
-        Option(
-            "The job stays in active: exempt means its lease has not run out yet.",
-            misconception="exempt means not expired",
-            why="The sweep reads only leases whose deadline is at or before its now. Exempt "
-                "is how it reads such an expired lease when the stamp is not its own process's: "
-                "the job leaves active for pending.",
-        ),
-        Option(
-            "Had the server handed over to a replica and been promoted back instead of "
-            "restarting, the job would also go back uncounted.",
-            misconception="a failback gives the server a new run_id",
-            why="A run_id names one process and changes only when a process starts. A "
-                "primary promoted back without restarting keeps its run_id, so the stamp "
-                "its claim wrote is its own again: counted, stalled 2, dead. The failback "
-                "limit shows the same rule on your server with a fresh row and max_stalled "
-                "1: counted, stalled 1, dead.",
-        ),
-    ],
-)
-"""04's diagnostic question: one history, one right answer about it, and a wrong option for
-each misconception about restarts, exemption, failover and the scripted extension."""

@@ -5,7 +5,7 @@ import pytest
 
 from trafikey_lab import HISTORIES, ModelExecutor, compare, play, reading_line
 from trafikey_lab.epoch import NOW, ZERO
-from trafikey_lab.player import OUTCOME, agreement
+from trafikey_lab.player import OUTCOME
 from trafikey_lab.stories import JOB, Story
 from trafikey_lab.text import short
 
@@ -74,13 +74,6 @@ def test_compare_marks_a_difference():
     # Traces of different lengths: no step lines up with another.
     with pytest.raises(ValueError, match=r"zip\(\) argument 2 is (shorter|longer)"):
         compare(counted, exempt)
-
-
-def test_agreement_counts_the_steps_apart_from_the_reading_and_outcome():
-    trace = play("stalled", 1, ModelExecutor())
-    assert agreement(compare(trace, trace)) == "agree on all 4 steps and on the reading and outcome"
-    differing = compare(trace, play("stalled", 2, ModelExecutor()))
-    assert agreement(differing) == "agree on 3 of 4 steps, not on the reading and outcome"
 
 
 def test_the_verdict_is_the_labs_reading_of_the_stamp_and_run_id_not_a_reply(live):

@@ -1,7 +1,6 @@
 """traces.py: what a played history shows beside its reading, pinned where a history or a
 schedule has more than one sweep or steps after its sweep."""
 
-from trafikey_lab.course.limits import STAMP_OUTLIVES_MAX_STALLED
 from trafikey_lab.executors import ModelExecutor
 from trafikey_lab.schedule import Schedule, play
 from trafikey_lab.sweep import Reading
@@ -9,9 +8,10 @@ from trafikey_lab.traces import counterfactual, counterfactual_note, play_on_mod
 
 
 def test_the_plan_is_the_read_pass_before_the_sweep_the_trace_reads_its_last():
-    # Two sweeps: the first counts a stall (stalled 1, recovered), the last the script's lease
-    # on the same stamp (stalled 2, dead). The trace reads the last; so must its plan.
-    trace, plan = play_on_model("claim2_on_stamped_row", STAMP_OUTLIVES_MAX_STALLED)
+    # Two sweeps at max_stalled 2: the first counts a stall (stalled 1, recovered), the last the
+    # script's lease on the same stamp (stalled 2, dead). The trace reads the last; so must its
+    # plan.
+    trace, plan = play_on_model("claim2_on_stamped_row", 2)
     (member,) = plan
     assert trace.outcome == "dead"
     assert member.verdict.kind == trace.outcome

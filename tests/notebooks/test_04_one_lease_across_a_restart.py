@@ -1,8 +1,5 @@
 """Notebook 04's module and the traces it shows: a history on the model, the counterfactual
-without the epoch (traces.py), the outcome table, each history held against a live server step
-by step (`model_against_live`, which 04 no longer prints: its widget's Run live does that), and
-the diagnostic question held against the history it is about (the question stays in the
-library; 04 keeps its exercise instead).
+without the epoch (traces.py), the outcome table, and the moves 04 asks for on the time axis.
 
 Notebook 04's exercise, a fifth history, tested like a verb: a catalogue of wrong histories
 the checker must refuse before playing anything, each with a message that helps without giving
@@ -16,19 +13,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from trafikey_lab import HISTORIES, ModelExecutor, Queue, play
+from trafikey_lab import HISTORIES, ModelExecutor, play
 from trafikey_lab.course.feedback import NOTE, RIGHT, WRONG
 from trafikey_lab.course.one_lease_across_a_restart import (
     FIFTH_TITLE,
     ExplorableLease,
     FifthHistory,
-    model_against_live,
     outcome_table,
 )
 from trafikey_lab.player import OUTCOME
-from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART as QUESTION
-from trafikey_lab.questions import QUESTION_HISTORY, QUESTION_MAX_STALLED
-from trafikey_lab.stories import JOB, Story
+from trafikey_lab.stories import JOB
 from trafikey_lab.traces import (
     AGREE,
     DIFFER,
@@ -79,79 +73,6 @@ def test_comparison_rows_end_with_the_labs_reading_and_the_outcome_not_a_step():
     assert rows[-1][1:3] == ("read as exempt → recovered", "read as exempt → recovered")
 
 
-LINE = re.compile(
-    r"(?P<key>\w+) +live: (?P<outcome>\w+) +stalled (?P<stalled>\(none\)|\d+) +"
-    r"read as (?P<reading>\w+) +· (?P<processes>\d+) process\(es\) · "
-    r"agree on (?:all (?P<all>\d+)|(?P<agreed>\d+) of (?P<steps>\d+)) steps,? "
-    r"(?P<both>and|not) on the reading and outcome")
-
-
-def facts(line: str) -> tuple:
-    """What one line of `model_against_live` says, its spacing aside: the history, what the
-    live server did (outcome, stalled), the lab's reading, the processes that served it, the
-    steps on which model and live agree out of all, and whether they agree on the reading and
-    outcome."""
-    found = LINE.fullmatch(line)
-    assert found, f"not a line of model_against_live: {line!r}"
-    steps = int(found["all"] or found["steps"])
-    agreed = int(found["all"] or found["agreed"])
-    return (found["key"], found["outcome"], found["stalled"], found["reading"],
-            int(found["processes"]), agreed, steps, found["both"] == "and")
-
-
-ALL_AGREE = [
-    ("stalled", "dead", "1", "counted", 1, 4, 4, True),
-    ("restarted", "recovered", "(none)", "exempt", 2, 5, 5, True),
-    ("extended", "dead", "1", "counted", 2, 6, 6, True),
-    ("upgrade", "recovered", "(none)", "exempt", 2, 5, 5, True),
-]
-"""Each history's steps are counted as its steps (4 for the stalled one), and the last row of
-`compare`, the lab's reading and the outcome, apart from them."""
-
-
-def played(lines) -> list[tuple]:
-    return [facts(line) for line in lines]
-
-
-class UnstampedClaims(ModelExecutor):
-    """A model whose claim is the script's: its leases carry no stamp, unlike the model's."""
-
-    def claim(self, queue, lease_ms):
-        return self.scripted_claim(queue, lease_ms)
-
-
-def test_model_against_live_gives_one_line_per_history_and_counts_the_steps_that_agree():
-    assert played(model_against_live(ModelExecutor())) == ALL_AGREE
-
-
-def test_model_against_live_counts_only_the_steps_that_agree_when_the_two_differ():
-    lines = played(model_against_live(UnstampedClaims()))
-    assert lines[0] == ("stalled", "recovered", "(none)", "exempt", 1, 1, 4, False)
-    assert lines[2] == ("extended", "dead", "1", "counted", 2, 4, 6, True)
-    assert lines[3] == ALL_AGREE[3], "a scripted claim is the upgrade history's own first step"
-
-
-@pytest.mark.parametrize("max_stalled", [2, 3])
-def test_at_a_budget_where_counted_and_exempt_both_recover_the_line_shows_the_rows_stalled(
-        max_stalled):
-    """The module's own evidence: its reply says recovered for both; the row's stalled tells a
-    counted lease (1) from an exempt one (none)."""
-    lines = {line[0]: line for line in played(model_against_live(ModelExecutor(),
-                                                                  max_stalled=max_stalled))}
-    assert lines["stalled"][1:4] == ("recovered", "1", "counted")
-    assert lines["restarted"][1:4] == ("recovered", "(none)", "exempt")
-
-
-def test_model_against_live_plays_only_the_history_without_a_restart_when_it_cannot_restart():
-    assert played(model_against_live(ModelExecutor(), restartable=False)) == ALL_AGREE[:1]
-
-
-def test_model_against_live_agrees_at_every_step_on_the_server(live, lab):
-    before = lab.run_id
-    assert played(model_against_live(live)) == ALL_AGREE
-    assert lab.run_id != before, "three of the four histories restart the server"
-
-
 # -- the moves 04 asks for on the time axis --------------------------------------------------
 
 def moved(widget, **fields):
@@ -180,63 +101,6 @@ def test_a_row_with_no_stamp_is_exempt_with_no_restart_at_all():
     widget.claim.value = "scripted_claim"
     widget.restarts.value = False
     assert moved(widget) == (1000, None, 1, 1120, "exempt", "recovered")
-
-
-# -- the diagnostic question --------------------------------------------------------------------
-
-MISCONCEPTIONS = {"a restart resets stalled", "exempt means not expired",
-                  "a failback gives the server a new run_id",
-                  "extend2 moves the lease to the new process"}
-
-
-def test_the_question_has_one_right_option_and_names_each_misconception():
-    options = QUESTION.options
-    assert sum(option.right for option in options) == 1
-    assert {o.misconception for o in options if not o.right} == MISCONCEPTIONS
-    assert all(o.why for o in options)
-
-
-@pytest.mark.parametrize("executor", ["model", "live"])
-def test_the_right_option_is_what_the_history_does_and_each_wrong_one_is_not(request, executor):
-    executor = request.getfixturevalue(executor)
-    trace = play(QUESTION_HISTORY, QUESTION_MAX_STALLED, executor)
-    before_restart = trace.steps[4]
-    premise = "the prompt's premise: a stall counted earlier, then EMQ.CLAIM"
-    assert before_restart.action == "claim", premise
-    assert before_restart.row[b"stalled"] == b"1", premise
-    extension = next(s for s in trace.steps if s.action == "scripted_extend")
-    assert extension.reply == 1, "the worker's extend2 found its lease live"
-    queue = Queue("{lease}")
-    data = executor.dataset()
-    row = trace.steps[-1].row
-    # right: back to pending uncounted, stalled still 1
-    assert trace.exempt
-    assert trace.outcome == "recovered"
-    assert row[b"stalled"] == b"1"
-    assert [m for m, _ in data[queue.pending][1]] == [JOB]
-    # extend2 moves the lease: it would have been counted, stalled 2, dead
-    assert row[b"lease_epoch"] != trace.sweep_run_id.encode()
-    assert row.get(b"stalled") != b"2"
-    # a restart resets stalled: the count is still there
-    assert row.get(b"stalled") is not None
-    # exempt means not expired: the job left active
-    assert queue.active not in data
-
-
-def test_without_a_new_run_id_the_same_history_is_counted_as_the_failover_option_says():
-    # A primary promoted back without restarting keeps its run_id: on the model, that is the
-    # history with no restart at all.
-    steps = tuple(s for s in QUESTION_HISTORY.steps if s != "restart")
-    trace = play(Story("failback", "no new run_id", steps, ""), QUESTION_MAX_STALLED,
-                 ModelExecutor())
-    assert not trace.exempt
-    assert trace.outcome == "dead"
-    assert trace.steps[-1].row[b"stalled"] == b"2"
-    right = next(o for o in QUESTION.options if o.right)
-    failover = next(o for o in QUESTION.options
-                    if o.misconception == "a failback gives the server a new run_id")
-    assert "counted, stalled 2, dead" in failover.why
-    assert "stalled keeps its 1" in right.why
 
 
 # -- the exercise: a fifth history -----------------------------------------------------------------

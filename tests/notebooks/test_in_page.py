@@ -1,6 +1,6 @@
 """The course in a browser page that runs its Python with no server, no C module, no redis and
-no matplotlib (the book, in Pyodide): the faces of 00 to 05 import there (04's explorable lease,
-history player and question, 05's restart costs, the questions of 01 to 04), setup says in one
+no matplotlib (the book, in Pyodide): the faces of 00 to 05 import there (04's explorable lease
+and history player, 05's restart costs, 02's question), setup says in one
 line that the page runs the model only, a live step refuses in one line, the run_id checker
 answers on the model and says the C module is not there, and the restart costs answer with
 their table and the figure's description in place of matplotlib's figure."""
@@ -31,7 +31,7 @@ from trafikey_lab.course.start_here import check_sweep_prediction
 from trafikey_lab.course.one_value_per_process import RunIdChecker, check_shape_check
 """ + HEAVY
 # What the model-side widgets of 01 to 05 do in the page, each built as its cell builds it
-# and moved once: the explorable lease, the history player, every diagnostic question, the
+# and moved once: the explorable lease, the history player, 02's diagnostic question, the
 # restart costs.
 MODEL_SIDE_WIDGETS = """
 import sys
@@ -42,8 +42,7 @@ lease = f04.ExplorableLease()
 lease.fields["sweep_at_ms"].value = 990
 player = f04.LeaseAcrossRestart()
 player.history.value = "extended"
-for question in (f02.stamp_question(), f04.question()):
-    question.choose("A")
+f02.stamp_question().choose("A")
 costs = f05.restart_costs()
 costs.controls["down_s"].value = 10
 """ + HEAVY

@@ -1,10 +1,7 @@
-"""Notebook 04, one lease across a restart: the table of every history x max_stalled, every
-history played on the model and live with one line each, the fifth history the learner
-writes and predicts, the notebook's diagnostic question, and the names the notebook uses.
+"""Notebook 04, one lease across a restart: the table of every history x max_stalled, the fifth
+history the learner writes and predicts, and the names the notebook uses.
 
-What a played trace shows (the counterfactual, the step-by-step comparison) is
-`trafikey_lab.traces`, shared with the widgets; the idea's limits are `limits`, shared with
-notebook 05.
+The counterfactual the table shows is `trafikey_lab.traces`, shared with the widgets.
 """
 
 from dataclasses import dataclass
@@ -21,33 +18,19 @@ from trafikey_lab.course.feedback import (
     error_text,
     feedback,
 )
-from trafikey_lab.course.limits import (
-    SCRIPTS_ONLY,
-    describe,
-    failback,
-    promoted_replica,
-    stamp_outlives_the_lease,
-    unchecked_stamp,
-)
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Executor, ModelExecutor, Queue
-from trafikey_lab.player import Trace, agreement, compare, play, reading_line
-from trafikey_lab.plots.timeline import draw_timeline
-from trafikey_lab.questions import ONE_LEASE_ACROSS_A_RESTART
-from trafikey_lab.schedule import Schedule, sentence
+from trafikey_lab.player import Trace, play
 from trafikey_lab.stories import CLAIMS, EXTENSIONS, HISTORIES, STORIES, Story
 from trafikey_lab.table import Table
 from trafikey_lab.text import short
-from trafikey_lab.traces import QUEUE, play_on_model, without_epoch
-from trafikey_lab.widgets.diagnostic import Diagnostic
+from trafikey_lab.traces import play_on_model, without_epoch
 from trafikey_lab.widgets.explorable_lease import ExplorableLease
 from trafikey_lab.widgets.lease_across_restart import LeaseAcrossRestart
 
-__all__ = ["HISTORIES", "SCRIPTS_ONLY", "ExplorableLease", "LeaseAcrossRestart", "Schedule",
-           "check_history", "describe", "draw_timeline", "failback", "model_against_live",
-           "outcome_table", "play", "predict_fifth", "promoted_replica", "question",
-           "reading_line", "sentence", "stamp_outlives_the_lease", "unchecked_stamp",
-           "without_epoch"]
+__all__ = ["ExplorableLease", "LeaseAcrossRestart", "check_history", "outcome_table",
+           "predict_fifth"]
+
 
 def outcome_table(max_stalled_values=(1, 2)) -> Table:
     """Every history x max_stalled on the model: what the sweep saw, its reading, the outcome,
@@ -62,37 +45,6 @@ def outcome_table(max_stalled_values=(1, 2)) -> Table:
             ))
     return Table(("history", "max_stalled", "lease_epoch", "run_id at the sweep", "reading",
                   "outcome", "without the epoch (counterfactual)"), tuple(rows))
-
-
-def model_against_live(live: Executor, queue: Queue = QUEUE, max_stalled: int = 1,
-                       restartable: bool = True):
-    """Plays each history on a fresh model and on `live` and yields one line per history as
-    soon as both are played: what the live server did (the outcome its sweep replied, and the
-    row's stalled after it), the lab's reading of the stamp (counted or exempt, Trace.exempt),
-    how many processes served the live history, and on how many of its steps the two traces
-    agree, then whether they agree on the reading and outcome (`compare`, `agreement`). When
-    `live` is a server the lab cannot restart, only the histories without a restart are
-    played."""
-    for key, history in HISTORIES.items():
-        if not restartable and "restart" in history.steps:
-            continue
-        model_trace = play(key, max_stalled, ModelExecutor(), queue)
-        live_trace = play(key, max_stalled, live, queue)
-        stalled = live_trace.steps[-1].row.get(b"stalled")
-        stalled_text = "(none)" if stalled is None else stalled.decode(errors="replace")
-        yield (f"{key:10} live: {live_trace.outcome:9} stalled {stalled_text:6} "
-               f"read as {live_trace.reading:7} · {len(live_trace.run_ids)} process(es) · "
-               f"{agreement(compare(model_trace, live_trace))}")
-
-
-
-
-
-
-def question() -> Diagnostic:
-    """04's diagnostic question: one history, one right answer about it, and a wrong option for
-    each misconception about restarts, exemption, failover and the scripted extension."""
-    return Diagnostic(ONE_LEASE_ACROSS_A_RESTART)
 
 
 # -- 04: a fifth history ----------------------------------------------------------------------
