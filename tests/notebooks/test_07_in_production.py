@@ -1,7 +1,7 @@
 """Notebook 07's library: the reconnect race, the fencing store, the crash with RDB and the
-AOF, the counters, the clock on the model, the exercise's checker held to a catalogue of wrong
-fenced writes it must reject and right ones it must accept, and the live servers' persistence
-settings. Each part's live lines are printed once, with whether the model agreed."""
+AOF, the counters, the exercise's checker held to a catalogue of wrong fenced writes it must
+reject and right ones it must accept, and the live servers' persistence settings. Each part's
+live lines are printed once, with whether the model agreed."""
 
 import re
 from pathlib import Path
@@ -158,22 +158,6 @@ def test_an_owned_servers_save_and_appendfsync_settings_reach_the_server():
 def test_an_owned_server_refuses_a_persistence_setting_it_would_pass_on_wrongly(settings, refusal):
     with pytest.raises(ValueError, match=refusal):
         OwnedServer(**settings)
-
-
-# -- clocks (the model's; 07 no longer shows them) ---------------------------------------------
-
-def test_a_failover_to_a_clock_ahead_expires_the_lease_early_and_the_job_runs_twice():
-    shown = production.clock_ahead(ahead_ms=25_000, lease_ms=30_000, after_ms=10_000)
-    assert all(line.startswith("(model) ") for line in shown.lines)
-    assert "recovered ['job-1']; by the old clock A had 20 s left" in shown.lines[2]
-    assert "claims attempt 2" in shown.lines[3]
-
-
-def test_a_clock_ahead_by_less_than_what_is_left_of_the_lease_expires_nothing():
-    shown = production.clock_ahead(ahead_ms=5_000, lease_ms=30_000, after_ms=10_000)
-    assert "its sweep: recovered []" in shown.lines[2]
-    assert shown.lines[3] == ("(model) worker B finds nothing to claim: the lease is still A's "
-                              "by the new clock")
 
 
 # -- the exercise ------------------------------------------------------------------------------

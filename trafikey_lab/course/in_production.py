@@ -1,12 +1,11 @@
 """Notebook 07, in production: what the lease epoch asks of workers, operators and persistence.
 
-Five parts, each played on the model and, where the lab has a server it may restart or kill,
+Four parts, each played on the model and, where the lab has a server it may restart or kill,
 live: the race between a worker's extension and the sweep after a restart, in both orders; an
 exempt job claimed again while its first worker runs, and a fencing store (a second store that
 refuses a write whose token is lower than the highest it has seen) that stops the stale
 worker's late write; a crash (SIGKILL) of a server that keeps its data as RDB snapshots, which
-rolls `attempts` back and hands out one token twice, beside the append-only file; a failover to
-a host whose clock runs ahead (on the model only: the lab cannot move a host's clock); and the
+rolls `attempts` back and hands out one token twice, beside the append-only file; and the
 decision table of every scenario the course plays (scenarios.py), generated on the model.
 
 The exercise is the fencing store's write: `check_fenced_write` runs the learner's function
@@ -36,19 +35,18 @@ from trafikey_lab.course.feedback import (
     not_ours,
 )
 from trafikey_lab.course.limits import Shown
-from trafikey_lab.executors import ModelExecutor, Queue
+from trafikey_lab.executors import Queue
 from trafikey_lab.live.owned import OwnedServer
 from trafikey_lab.live.server import LabServer
 from trafikey_lab.live.stage import LiveStage
 from trafikey_lab.player import ModelStage, Processes, Stage
-from trafikey_lab.questions import Option, Question
 from trafikey_lab.scenarios import decision_table, play_all
 from trafikey_lab.stories import JOB, Event
 from trafikey_lab.table import Table
 from trafikey_lab.text import plain
 
-__all__ = ["QUESTION", "FenceKeys", "check_fenced_write", "clock_ahead", "crash_with_aof",
-           "crash_with_rdb", "everysec_window", "model_table", "race", "runs_twice", "seeing_it"]
+__all__ = ["check_fenced_write", "crash_with_aof", "crash_with_rdb", "everysec_window",
+           "model_table", "race", "runs_twice", "seeing_it"]
 
 RACE_LEASE_MS = 150
 """A lease that runs out while a live restart (some 200 ms) is under way."""
@@ -380,36 +378,6 @@ def everysec_window(server: LabServer, claims: int = WINDOW_CLAIMS) -> Shown:
     return Shown(tuple(lines))
 
 
-# -- 5. clocks (the model's) ------------------------------------------------------------------
-
-def clock_ahead(ahead_ms: int = 25_000, lease_ms: int = 30_000, after_ms: int = 10_000) -> Shown:
-    """On the model: worker A claims a lease; `after_ms` later the queue fails over to a host
-    whose clock runs `ahead_ms` ahead; the new process sweeps and claims."""
-    model = ModelExecutor()
-    names = Processes()
-    names(model.run_id)
-    model.add(QUEUE, JOB, b"")
-    _, a, deadline = model.claim(QUEUE, lease_ms)
-    model.advance(after_ms)
-    model.restart()
-    model.advance(ahead_ms)
-    left = deadline - (model.now_ms() - ahead_ms)
-    recovered, _ = model.sweep(QUEUE, 1)
-    claimed = model.claim(QUEUE, lease_ms)
-    then = ("(model) worker B finds nothing to claim: the lease is still A's by the new clock"
-            if claimed is None else
-            f"(model) worker B claims attempt {claimed[1]}: the job runs twice, and the sweep "
-            "counted nothing")
-    return Shown((
-        f"(model) worker A claimed attempt {a}, a lease of {lease_ms // 1000} s",
-        f"(model) {after_ms // 1000} s later, a failover to {names(model.run_id)}, whose clock "
-        f"reads {ahead_ms // 1000} s ahead",
-        f"(model) its sweep: recovered {[plain(j) for j in recovered]}; by the old clock A had "
-        f"{left // 1000} s left",
-        then,
-    ))
-
-
 # -- the decision table -----------------------------------------------------------------------
 
 def model_table() -> Table:
@@ -659,31 +627,3 @@ def _judge_order(where: str, outcome, order: _Order, state) -> Finding | None:
         return Finding(WRONG, f"{where}: your function returned {outcome.value!r}, but its "
                               f"effect {'landed' if landed else 'did not'}")
     return None
-
-
-# -- the diagnostic question ------------------------------------------------------------------
-
-QUESTION = Question(
-    "A worker's EMQ.EXTEND replies 0 just after the server restarted. What should it do?",
-    [
-        Option("Stop working on the job: its lease is gone, and another worker may hold it.",
-               right=True,
-               why="0 means the lease is not live: the sweep got there first and sent the job "
-                   "back to pending, another claim holds it, or a crash lost the claim. "
-                   "Anything the worker writes now should carry its attempt as a fencing "
-                   "token."),
-        Option("Retry the extension until it replies 1.",
-               misconception="a 0 is a transient error, like a lost connection",
-               why="EMQ.EXTEND answers 0 only when the lease is not live: the job is pending, "
-                   "dead or claimed again. A retry reaches a 1 only after a crash rolled "
-                   "attempts back, and then the lease is another worker's (part 3): stop."),
-        Option("Claim the job again with EMQ.CLAIM to get its lease back.",
-               misconception="a claim takes back one's own job",
-               why="EMQ.CLAIM takes the head of pending, whatever job that is, and gives it a "
-                   "new attempt: the old worker would be a second worker of its own job."),
-        Option("Carry on: the sweep counted no stall, so the job is still this worker's.",
-               misconception="an uncounted sweep leaves the lease where it was",
-               why="Exempt only means no stall was counted: the job still went back to "
-                   "pending, and the next claim hands it to someone else."),
-    ],
-)
