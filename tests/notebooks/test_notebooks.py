@@ -420,6 +420,31 @@ def test_every_name_a_notebooks_face_promises_is_there(entry):
     assert [name for name in face.__all__ if not hasattr(face, name)] == []
 
 
+def code_names(nb: nbformat.NotebookNode) -> set[str]:
+    """Every identifier a notebook's code cells use: names, attribute names, imported names."""
+    found = set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.Name):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                found.add(node.attr)
+            elif isinstance(node, ast.alias):
+                found.add(node.name)
+    return found
+
+
+@pytest.mark.parametrize("entry", registry.NOTEBOOKS, ids=lambda entry: entry.stem)
+def test_every_name_a_notebooks_face_promises_its_notebook_or_the_app_uses(entry):
+    # A name left on a face once no notebook uses it is dead code that looks alive.
+    app = nbformat.read(NOTEBOOKS.parent / "app" / "projector.ipynb", as_version=4)
+    used = code_names(load(entry.stem)) | code_names(app)
+    face = importlib.import_module(entry.module)
+    assert [name for name in face.__all__ if name not in used] == []
+
+
 def test_the_readmes_course_table_has_one_row_per_registered_notebook_in_order():
     readme = (NOTEBOOKS.parent / "README.md").read_text()
     table = readme.split("\n## The course\n", 1)[1].strip().split("\n\n", 1)[0]
