@@ -1,17 +1,23 @@
-"""Notebook 05's module (the replica, the failback's INFO fields, the append-only file) and the
-model of what other queues charge for a restart (restart_costs.py), its figure and its widget.
+"""Notebook 05's module (the replica, the failback's INFO fields, the append-only file, the
+other queues as 05 shows them) and its exercise.
+
+The other queues: the stored recordings as 05's table shows them, BullMQ's reconnect waits
+beside its recorded short restart, and the RQ cell's lines and its keeping of a kernel's play,
+held here on the stored recording; RQ itself is played live by 05's cell under nbval (and by
+tests/peers/test_rq_live.py), not here.
 
 Notebook 05's exercise, hand the primary role to the replica: the checker against a catalogue
 of wrong handovers it must reject, each with a message that helps without naming the commands,
 and of right ones it must accept. Every check starts two servers of its own and stops them."""
 
 import contextlib
-import decimal
-import math
+import copy
+import re
 
 import pytest
 
-from trafikey_lab import restart_costs
+import peers
+import trafikey_lab.course as course
 from trafikey_lab.course import beyond_one_server as beyond
 from trafikey_lab.course.beyond_one_server import check_promotion
 from trafikey_lab.course.feedback import RIGHT, WRONG
@@ -19,8 +25,7 @@ from trafikey_lab.errors import LabError
 from trafikey_lab.executors import Queue
 from trafikey_lab.live.choose import choose_server
 from trafikey_lab.live.server import LabServer
-from trafikey_lab.plots import alt, dead_letters
-from trafikey_lab.widgets.restart_costs import RestartCosts
+from trafikey_lab.module import native
 
 QUEUE = Queue("{beyond}")
 
@@ -29,24 +34,26 @@ def lines(shown):
     return "\n".join(shown.lines)
 
 
+def value(line: str) -> str:
+    """What a line of a Shown reads: the text after its last colon."""
+    return line.rsplit(":", 1)[1].strip()
+
+
 def test_a_replica_holds_the_primarys_stamp_and_refuses_all_four_verbs(lab, live):
-    assert beyond.replica_copy(lab, QUEUE).lines == (
-        "the replica's role: slave",
-        "every key of the queue, byte for byte the same on both: True",
-        "the replica's stamp is the primary's run_id: True",
-        *(f"{verb} on the replica → READONLY" for verb in beyond.VERBS),
-    )
+    role, same, stamp, *verbs = beyond.replica_copy(lab, QUEUE).lines
+    assert (value(role), value(same), value(stamp)) == ("slave", "True", "True")
+    assert [line.split()[0] for line in verbs] == list(beyond.VERBS)
+    assert [line.rsplit(" ", 1)[1] for line in verbs] == ["READONLY"] * 4
     assert live.dataset() == {}, "the primary's queue is emptied afterwards"
 
 
 def test_a_failback_changes_the_replication_id_but_never_the_run_id(lab):
     run_id = lab.run_id
     shown = beyond.failback_fields(lab).lines
-    assert shown == (
-        "run_id: while a replica same, after the failback same",
-        "master_replid: while a replica changed, after the failback changed",
-        "role: while a replica changed, after the failback same",
-    )
+    changed = {line.split(":")[0]: tuple(re.findall(r"\b(same|changed)\b", line))
+               for line in shown}
+    assert changed == {"run_id": ("same", "same"), "master_replid": ("changed", "changed"),
+                       "role": ("changed", "same")}
     assert lab.client.info("server")["run_id"] == run_id
     assert lab.client.info("replication")["role"] == "master"
 
@@ -65,21 +72,20 @@ def test_the_append_only_file_holds_the_claims_writes_not_the_verb_nor_the_passw
     # the keys as printed: with the URL set they would carry the learner's namespace
     monkeypatch.setenv("TRAFIKEY_NAMESPACE", "")
     shown = list(beyond.aof_claim(QUEUE).lines)
-    deadline = shown[4]
-    assert deadline.startswith("  ZADD {beyond}:active ")
-    assert deadline.endswith(" job-1")
-    assert deadline.split()[2].isdigit()
-    assert shown[:4] + shown[5:] == [
-        "the commands the claim left in the append-only file:",
-        "  MULTI",
-        "  ZREM {beyond}:pending job-1",
-        "  HSET {beyond}:job:job-1 state active attempts 1 lease_epoch <this process's run_id>",
-        "  EXEC",
-        "a verb of the module among them: False",
-        "the password anywhere in the file: False",
-        "after a restart, the replayed row's stamp is the one written: True",
-        "and it is not the new process's run_id: True",
+    commands = [line.split() for line in shown if line.startswith("  ")]
+    deadline = commands[3]
+    assert deadline[:2] == ["ZADD", "{beyond}:active"]
+    assert deadline[3] == "job-1"
+    assert deadline[2].isdigit()
+    assert commands[:3] + commands[4:] == [
+        ["MULTI"],
+        ["ZREM", "{beyond}:pending", "job-1"],
+        ["HSET", "{beyond}:job:job-1", "state", "active", "attempts", "1", "lease_epoch",
+         "<this", "process's", "run_id>"],
+        ["EXEC"],
     ]
+    verb, password, replayed, not_new = (value(line) for line in shown[-4:])
+    assert (verb, password, replayed, not_new) == ("False", "False", "True", "True")
 
 
 def test_resp_text_is_read_command_by_command_and_anything_else_is_refused():
@@ -87,163 +93,6 @@ def test_resp_text_is_read_command_by_command_and_anything_else_is_refused():
     assert beyond.parse_resp_commands(data) == [[b"SELECT", b"0"], [b"HSET", b"k", b""]]
     with pytest.raises(LabError, match="not RESP text"):
         beyond.parse_resp_commands(b"SET k v\r\n")
-
-
-def test_a_quick_restart_and_a_long_one_give_the_same_exempt_verdict():
-    shown = beyond.downtime_verdicts(QUEUE, wait_s=1.2, lease_ms=800).lines
-    assert shown[0].startswith("a quick restart: back before the lease ran out · sweep "
-                               "[[b'job-1'], []] · stalled (none)")
-    assert shown[1].startswith("down 1.2 s: back after the lease ran out · sweep [[b'job-1'], []] "
-                               "· stalled (none)")
-    assert shown[2] == "→ the same verdict: the stamp names a process, not a time"
-
-
-def test_the_downtime_cell_says_so_when_even_the_quick_restart_outlasts_the_lease():
-    # A 1 ms lease has run out before any restart is back: the contrast is not there to show.
-    shown = beyond.downtime_verdicts(QUEUE, wait_s=0.2, lease_ms=1).lines
-    assert shown[0].startswith("a quick restart: back after the lease ran out")
-    assert shown[2] == ("→ the same verdict, but not the contrast: on this machine even the quick "
-                        "restart took longer than the 1 ms lease")
-
-
-def test_the_long_restart_must_outlast_the_lease():
-    with pytest.raises(ValueError, match="longer than the lease"):
-        beyond.downtime_verdicts(QUEUE, wait_s=0.5, lease_ms=1000)
-
-
-def exact_tail(mean: str, at_least: int) -> float:
-    """P(N >= at_least) as 1 - P(N < at_least), in 200-digit decimals: exact where floats are
-    noise."""
-    with decimal.localcontext() as context:
-        context.prec = 200
-        m = decimal.Decimal(mean)
-        below = sum(m ** k / math.factorial(k) for k in range(at_least)) * (-m).exp()
-        return float(1 - below)
-
-
-def test_the_poisson_tail_matches_its_complement_and_is_never_noise():
-    for mean, at_least in [(0.5, 1), (2.0, 3), (7.0, 4)]:
-        below = sum(math.exp(-mean) * mean ** k / math.factorial(k) for k in range(at_least))
-        assert restart_costs.poisson_tail(mean, at_least) == pytest.approx(1 - below)
-    # Far in the tail, 1 - P(N < 26) in floats is 0.0: the value is about 2.5e-105.
-    for mean, at_least in [("0.001", 26), ("0.00595", 5), ("0.3", 2)]:
-        assert restart_costs.poisson_tail(float(mean), at_least) == pytest.approx(
-            exact_tail(mean, at_least), rel=1e-12)
-    assert restart_costs.poisson_tail(0.001, 26) == pytest.approx(2.4772e-105, rel=1e-4)
-    assert restart_costs.poisson_tail(0.0, 1) == 0.0
-    assert restart_costs.poisson_tail(0.0, 0) == 1.0
-
-
-def test_trafikey_dead_letters_no_job_for_restarts_whatever_the_load():
-    rows = restart_costs.restart_dead_letters(5000, 50, 240, 5, 600)
-    by_queue = {r["queue"]: r["dead_per_week"] for r in rows}
-    assert by_queue["trafikey"] == 0.0
-    assert by_queue["BullMQ"] > by_queue["Amazon SQS"] > 0
-
-
-def test_the_model_assumes_a_restart_shorter_than_the_lease_costs_no_queue_anything():
-    rows = restart_costs.restart_dead_letters(200, 10, 30, lease_s=60, down_s=30)
-    assert all(r["dead_per_week"] == 0.0 for r in rows)
-
-
-def test_bullmqs_row_is_the_jobs_that_lose_two_leases_at_its_default_budget_of_one():
-    rows = restart_costs.restart_dead_letters(100, 2, 60, lease_s=30, down_s=60)
-    mean = 2 * 60 / restart_costs.WEEK_MIN
-    expected = 100 * restart_costs.WEEK_MIN / 60 * (1 - math.exp(-mean) * (1 + mean))
-    assert rows[0]["queue"] == "BullMQ"
-    assert rows[0]["dead_per_week"] == pytest.approx(expected)
-
-
-def test_each_queues_forgiven_leases_follow_its_documented_off_by_one():
-    forgiven = {b.queue: (b.limit, b.forgiven) for b in restart_costs.BUDGETS}
-    # BullMQ fails a job whose stall count exceeds maxStalledCount; asynq archives at the
-    # expiry that finds MaxRetry retries used; SQS moves a message once its receive count
-    # exceeds maxReceiveCount, the first receive included.
-    assert forgiven["BullMQ"] == ("maxStalledCount 1 (default)", 1)
-    assert forgiven["asynq"] == ("MaxRetry 25 (default)", 25)
-    assert forgiven["Amazon SQS"] == ("maxReceiveCount 5 (your choice)", 4)
-    assert forgiven["trafikey"] == ("max_stalled 1", 0)
-
-
-def test_trafikeys_forgiven_is_what_the_model_forgives_at_max_stalled_1(model):
-    """The first counted stall at max_stalled 1 is a death: nothing is forgiven."""
-    queue = Queue("{forgiven}")
-    model.add(queue, "job-1", b"p")
-    claimed = model.claim(queue, 1000)
-    model.wait_until(claimed[2])
-    assert model.sweep(queue, 1) == [[], [b"job-1"]]
-
-
-def test_a_share_below_one_in_a_billion_is_said_in_words_not_in_false_digits():
-    rows = {r["queue"]: r for r in restart_costs.restart_dead_letters(200, 2, 30, 30, 60)}
-    assert rows["asynq"]["dead_per_week"] < 1e-70
-    assert restart_costs.dead_text(rows["asynq"]) == "fewer than one job in a billion"
-    assert 1e-9 < rows["Amazon SQS"]["dead_per_week"] < 1e-8
-    assert restart_costs.dead_text(rows["Amazon SQS"]) == "fewer than one job in a billion"
-    assert restart_costs.dead_text(rows["BullMQ"]) == "1.2"
-    assert restart_costs.dead_text(rows["trafikey"]) == "0"
-    table = restart_costs.dead_letter_table(list(rows.values()))
-    assert "e-" not in table
-    assert "0, restarts not counted" in table
-
-
-def test_the_sqs_row_is_marked_as_a_consumer_outage_trafikey_would_count():
-    """SQS has no broker restart: its row counts workers that went away, which trafikey counts
-    too, so the table, the figure and its alt text must not set it beside trafikey's 0."""
-    rows = restart_costs.restart_dead_letters(200, 2, 30, 30, 60)
-    table = restart_costs.dead_letter_table(rows).splitlines()
-    assert table[3].startswith("Amazon SQS* ")
-    assert table[-1] == ("* SQS has no broker to restart: its row is a consumer outage. trafikey "
-                         "would count that outage (a worker gone under a live server), so the SQS "
-                         "row cannot be set beside trafikey's 0.")
-    assert "<td>Amazon SQS*</td>" in restart_costs.table_html(rows)
-    assert "consumer outage" in restart_costs.table_html(rows)
-    assert [r["queue"] for r in rows if r["note"]] == ["Amazon SQS"]
-
-
-def test_a_model_input_out_of_range_is_refused_with_what_it_must_be():
-    with pytest.raises(ValueError, match="job_minutes and lease_s more than 0"):
-        restart_costs.restart_dead_letters(10, 1, 0, 30, 60)
-
-
-def test_the_figure_has_one_labelled_bar_per_queue():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = restart_costs.restart_dead_letters(200, 2, 30, 30, 60)
-    fig, ax = plt.subplots()
-    bars = dead_letters.plot_dead_letters(rows, ax=ax)
-    assert len(bars) == len(rows)
-    assert [t.get_text() for t in ax.get_yticklabels()] == [
-        "BullMQ", "asynq", "Amazon SQS*", "trafikey"]
-    assert "dead-lettered" in ax.get_xlabel()
-    assert len({bar.get_facecolor() for bar in bars}) == len(rows)
-    assert alt.alt_text(fig) == (
-        "Horizontal bars, one per queue, of the healthy jobs that restarts alone dead-letter in "
-        "a week, in the model: BullMQ 1.2; asynq fewer than one job in a billion; Amazon SQS* "
-        "fewer than one job in a billion; trafikey 0. * SQS has no broker to restart: its row is "
-        "a consumer outage. trafikey would count that outage (a worker gone under a live server), "
-        "so the SQS row cannot be set beside trafikey's 0.")
-    assert [t.get_text() for t in ax.texts] == [restart_costs.dead_text(r) for r in rows]
-    plt.close(fig)
-
-
-def test_the_restart_costs_widget_redraws_its_table_when_an_input_changes():
-    widget = RestartCosts()
-    bullmq = "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td>"
-    assert bullmq + "<td>1.2</td>" in widget.shown.value
-    assert 'role="img"' in widget.shown.value
-    assert "<desc" in widget.shown.value
-    assert ">Horizontal bars, one per queue" in widget.shown.value
-    assert "BullMQ 1.2;" in widget.shown.value
-    widget.controls["down_s"].value = 10
-    assert all(r["dead_per_week"] == 0.0 for r in widget.rows)
-    assert bullmq + "<td>0</td>" in widget.shown.value
-    assert "BullMQ 0;" in widget.shown.value
-    assert all(c.style.description_width == "initial" for c in widget.controls.values())
-    assert repr(widget) == "RestartCosts: five number fields, the table and the figure of the model"
 
 
 def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(lab, live,
@@ -268,6 +117,147 @@ def test_a_replica_is_stopped_and_its_folder_removed_when_the_cell_fails_midway(
     assert folder is not None
     assert not folder.exists()
     assert live.dataset() == {}
+
+
+# -- the other queues, measured ----------------------------------------------------------------
+
+COLUMN = {"stalled": "stall", "restarted": "restart", "short_restart": "short restart"}
+
+
+def test_the_table_shows_each_recording_with_trafikeys_runs_not_measured():
+    stored = peers.recordings()
+    shown = beyond.other_queues()
+    rows = {row["queue"]: row for row in shown.rows}
+    assert list(rows) == [r.library for r in stored.values()] + ["trafikey"]
+    for recording in stored.values():
+        for history, outcome in recording.histories.items():
+            assert (f"counted {outcome.counted}, {outcome.fate}"
+                    == rows[recording.library][COLUMN[history]])
+    lab = stored["rq"].trafikey
+    for history, column in COLUMN.items():
+        assert rows["trafikey"][column] == (f"counted {lab[history]['counted']}, "
+                                            f"{lab[history]['fate']}")
+    # the lab's player runs no job: its runs are not set beside the libraries' as a number
+    assert not re.search(r"\d", rows["trafikey"]["runs"])
+
+
+def test_under_the_table_each_queue_has_its_versions_lease_and_downtimes():
+    stored = peers.recordings()
+    notes = beyond.other_queues().notes
+    for recording in stored.values():
+        (line,) = [n for n in notes if n.startswith(f"{recording.library}: ")]
+        for name, version in recording.versions.items():
+            if name != "valkey-server":
+                assert f"{name} {version}" in line
+        assert recording.lease in line
+        downs = [f"{recording.histories[h].settings['down_s']:g} s"
+                 for h in ("restarted", "short_restart")]
+        assert re.findall(r"down (\S+ s)|one (\S+ s)", line) == [(downs[0], ""), ("", downs[1])]
+    (lab,) = [n for n in notes if n.startswith("trafikey: ")]
+    assert re.findall(r"([\d.]+) s", lab) == ["1", "2", "0.2"]
+    (server,) = {r.versions["valkey-server"] for r in stored.values()}
+    assert any(f"valkey-server {server}" in n for n in notes)
+
+
+def test_the_table_as_text_and_as_html_holds_the_same_cells():
+    shown = beyond.other_queues()
+    text, page = repr(shown), shown._repr_html_()
+    for row in shown.rows:
+        assert all(cell in text for cell in row.values())
+        assert "".join(f"<td>{cell}</td>" for cell in row.values()).replace("'", "&#x27;") in page
+    assert page.count("<th>") == len(shown.columns)
+
+
+def test_bullmqs_default_waits_put_its_reconnect_attempts_where_its_source_says():
+    # max(min(e^n ms, 20 s), 1 s): 1 s for n up to 6, then e^7, e^8, e^9 ms, then 20 s
+    assert beyond.bullmq_attempts(25) == pytest.approx(
+        [1, 2, 3, 4, 5, 6, 7.0966, 10.0776, 18.1807, 38.1807], abs=1e-3)
+    assert beyond.bullmq_delay_ms(1) == 1000
+    assert beyond.bullmq_delay_ms(50) == 20_000
+    assert beyond.bullmq_attempts(0.5) == [1.0]
+
+
+def test_the_recorded_short_restart_is_under_bullmqs_lock_and_its_workers_came_back_past_it():
+    short = peers.recording("bullmq").histories["short_restart"]
+    down, back = short.timings["down_s"], short.timings["workers_back_s"]
+    assert down < beyond.BULLMQ_LOCK_S < down + back
+    # the first attempt the default waits give after the server is back is when a worker's
+    # connection was seen again: the back-off, not anything else, kept the workers away
+    assert beyond.bullmq_attempts(down)[-1] == pytest.approx(down + back, abs=1.0)
+    assert (short.counted, short.fate, short.runs) == (1, "completed", 2)
+    shown = beyond.bullmq_backoff().lines
+    assert [float(t) for t in value(shown[1]).split()] == pytest.approx(
+        beyond.bullmq_attempts(down), abs=0.05)
+    assert f"{down:.1f} s" in shown[2]
+    assert f"{down + back:.1f} s" in shown[4]
+    assert re.findall(r"\d+", shown[5]) == ["1", "2"]
+
+
+@pytest.fixture
+def stored_rq(monkeypatch):
+    """peers.play_rq standing in with the stored recording, counting its calls: the lines and
+    the kept play are held here; RQ itself is played by 05's cell under nbval."""
+    calls = []
+
+    def play():
+        calls.append(1)
+        played = copy.deepcopy(peers.recording("rq"))
+        played.histories.pop("short_restart")
+        played.trafikey.pop("short_restart")
+        return played
+
+    monkeypatch.setattr(beyond, "_rq_played", None)
+    monkeypatch.setattr(peers, "play_rq", play)
+    return calls
+
+
+def test_the_rq_cell_says_why_it_takes_a_minute_first_then_each_history_beside_trafikeys(
+        stored_rq, capsys):
+    shown = beyond.play_rq().lines
+    assert capsys.readouterr().out.strip() == peers.RQ_LIVE_WHY
+    stored = peers.recording("rq")
+    for history in peers.LIVE_RQ_HISTORIES:
+        (line,) = [line for line in shown if line.startswith(peers.TITLES[history])]
+        rq, lab = stored.histories[history], stored.trafikey[history]
+        assert re.findall(r"counted (\d+), ([a-z -]+?)(?:,| ·|$)", line) == [
+            (str(rq.counted), rq.fate), (str(lab["counted"]), lab["fate"])]
+        assert f"ran {rq.runs} times" in line
+    assert shown[-1].endswith(": yes")
+    assert f"RQ {stored.versions['rq']}" in shown[0]
+
+
+def test_run_again_in_one_kernel_the_rq_cell_shows_its_play_at_once_unless_asked_anew(
+        stored_rq, capsys):
+    first = beyond.play_rq()
+    capsys.readouterr()
+    assert beyond.play_rq() is first
+    assert stored_rq == [1]
+    said = capsys.readouterr().out
+    assert "again=True" in said
+    assert peers.RQ_LIVE_WHY not in said
+    beyond.play_rq(again=True)
+    assert stored_rq == [1, 1]
+
+
+def test_a_play_that_differs_from_the_recording_says_where(stored_rq, monkeypatch):
+    def changed():
+        played = copy.deepcopy(peers.recording("rq"))
+        played.histories["restarted"].runs = 3
+        return played
+
+    monkeypatch.setattr(peers, "play_rq", changed)
+    last = beyond.play_rq().lines[-1]
+    assert ": no: " in last
+    assert "runs was 2, now 3" in last
+
+
+def test_in_a_page_the_recordings_read_as_outside_one_and_the_rq_play_refuses(monkeypatch):
+    outside = (beyond.other_queues(), beyond.bullmq_backoff())
+    monkeypatch.setattr(native, "in_page", lambda: True)
+    assert (beyond.other_queues(), beyond.bullmq_backoff()) == outside
+    monkeypatch.setattr(peers, "play_rq", lambda: pytest.fail("RQ played in a page"))
+    with pytest.raises(course.NoServerHere, match="is not in this page"):
+        beyond.play_rq()
 
 
 # -- the exercise: the promotion -------------------------------------------------------------------

@@ -1,12 +1,11 @@
 """The course in a browser page that runs its Python with no server, no C module, no redis and
 no matplotlib (the book, in Pyodide): the faces of 00 to 05 import there (04's explorable lease
-and history player, 05's restart costs, 02's question), setup says in one
+and history player, 02's question, 05's recordings), setup says in one
 line that the page runs the model only, a live step refuses in one line, the run_id checker
-answers on the model and says the C module is not there, and the restart costs answer with
-their table and the figure's description in place of matplotlib's figure."""
+answers on the model and says the C module is not there, and 05's recordings read there while
+its RQ play refuses."""
 
 import ast
-import html
 import subprocess
 import sys
 from pathlib import Path
@@ -30,12 +29,11 @@ import trafikey_lab.course
 from trafikey_lab.course.start_here import check_sweep_prediction
 from trafikey_lab.course.one_value_per_process import RunIdChecker, check_shape_check
 """ + HEAVY
-# What the model-side widgets of 01 to 05 do in the page, each built as its cell builds it
-# and moved once: the explorable lease, the history player, 02's diagnostic question, the
-# restart costs.
+# What the model-side widgets of 01 to 04 do in the page, each built as its cell builds it
+# and moved once: the explorable lease, the history player, 02's diagnostic question.
 MODEL_SIDE_WIDGETS = """
 import sys
-from trafikey_lab.course import one_lease_across_a_restart as f04, beyond_one_server as f05
+from trafikey_lab.course import one_lease_across_a_restart as f04
 from trafikey_lab.course import one_value_per_process as f01, three_writers as f02
 from trafikey_lab.course import one_reader as f03
 lease = f04.ExplorableLease()
@@ -43,8 +41,6 @@ lease.fields["sweep_at_ms"].value = 990
 player = f04.LeaseAcrossRestart()
 player.history.value = "extended"
 f02.stamp_question().choose("A")
-costs = f05.restart_costs()
-costs.controls["down_s"].value = 10
 """ + HEAVY
 
 
@@ -60,8 +56,7 @@ def test_the_faces_of_00_and_01_import_with_no_redis_matplotlib_or_numpy():
     assert run.stdout.strip() == "[]", f"imported: {run.stdout}"
 
 
-def test_the_model_side_widgets_of_01_to_05_build_and_move_with_no_redis_matplotlib_or_numpy():
-    # in the page's own terms: the restart costs draw no figure there
+def test_the_model_side_widgets_of_01_to_04_build_and_move_with_no_redis_matplotlib_or_numpy():
     run = run_fresh("from trafikey_lab.module import native\nnative.in_page = lambda: True\n"
                     + MODEL_SIDE_WIDGETS)
     assert run.returncode == 0, run.stderr
@@ -105,10 +100,12 @@ def test_every_name_the_live_package_offers_is_its_modules_own():
     assert [name for name in servers.__all__ if not hasattr(servers, name)] == []
 
 
-def test_the_static_figures_of_04_and_05_still_load_matplotlib_when_drawn():
+def test_a_static_timeline_still_loads_matplotlib_when_drawn():
     # the lazy imports load it where a stored figure is drawn, outside the page as before
-    run = run_fresh("import sys\nfrom trafikey_lab.course import beyond_one_server as f05\n"
-                    "f05.plot_dead_letters(f05.restart_costs().rows)\n" + HEAVY)
+    run = run_fresh("import sys\nfrom trafikey_lab.plots.timeline import draw_timeline\n"
+                    "from trafikey_lab.player import play\n"
+                    "from trafikey_lab.executors import ModelExecutor, Queue\n"
+                    "draw_timeline(play('stalled', 1, ModelExecutor(), Queue('{t}')))\n" + HEAVY)
     assert run.returncode == 0, run.stderr
     assert "matplotlib" in run.stdout
 
@@ -160,17 +157,18 @@ def test_an_attempt_in_a_page_runs_in_the_pages_own_thread_since_it_has_no_other
     assert seen == [threading.main_thread()]
 
 
-def test_the_restart_costs_in_a_page_answer_with_the_table_and_the_figure(in_page):
-    from trafikey_lab.plots.dead_letters import dead_letter_alt
-    from trafikey_lab.widgets.restart_costs import RestartCosts
-
-    costs = RestartCosts()
-    costs.controls["down_s"].value = 10
-    assert "<td>BullMQ</td><td>maxStalledCount 1 (default)</td><td>1</td><td>0</td>" in (
-        costs.shown.value)
-    # the figure is the library's SVG, the same in a page as outside one
-    assert costs.shown.value.count("<svg") == 1
-    assert f">{html.escape(dead_letter_alt(costs.rows), quote=False)}</desc>" in costs.shown.value
+def test_05s_recordings_read_in_a_page_with_no_redis_and_rq_refuses_before_loading_it():
+    run = run_fresh("import sys\nfrom trafikey_lab.module import native\n"
+                    "native.in_page = lambda: True\nimport trafikey_lab.course as tc\n"
+                    "from trafikey_lab.course import beyond_one_server as f05\n"
+                    "print(len(f05.other_queues().rows), f05.bullmq_backoff().lines[0][:6])\n"
+                    "try:\n    f05.play_rq()\nexcept tc.NoServerHere as refusal:\n"
+                    "    print(refusal)\n" + HEAVY)
+    assert run.returncode == 0, run.stderr
+    table, refusal, heavy = run.stdout.strip().splitlines()
+    assert table == "5 BullMQ"
+    assert refusal.startswith("RQ's play, on servers of its own, is not in this page")
+    assert heavy == "[]"
 
 
 def test_a_live_run_in_a_page_stops_in_one_line_on_the_widget(in_page):
@@ -206,7 +204,7 @@ def test_05s_parts_that_start_servers_of_their_own_refuse_in_one_line_in_a_page(
     from trafikey_lab.course import beyond_one_server as f05
 
     for step in (lambda: f05.aof_claim(f05.PROMOTE_QUEUE),
-                 lambda: f05.downtime_verdicts(f05.PROMOTE_QUEUE),
+                 f05.play_rq,
                  lambda: f05.check_promotion(lambda primary, replica: None)):
         with pytest.raises(course.NoServerHere, match=r"of its own.* is not in this page"):
             step()

@@ -1,18 +1,26 @@
-"""Notebook 05, beyond one server: a replica, a failback, the append-only file, the names of
-the model of what other queues charge for a restart (`trafikey_lab.restart_costs`), and the
-notebook's exercise, a promotion.
+"""Notebook 05, beyond one server: a replica, a failback, the append-only file, other queues
+played for real beside trafikey (from `peers`), and the notebook's exercise, a promotion.
 
 The live parts each start the extra servers they need (a replica through
-live.replicas.replica_of, an append-only server of their own) and stop them, folders removed,
-however the run ends. Each returns a Shown whose lines hold no run_id, port or path, only what
-was compared.
+live.replicas.replica_of, an append-only server of their own, RQ's servers through peers) and
+stop them, folders removed, however the run ends. Each returns what it compared, with no
+run_id, port, path or timing that changes from run to run.
+
+What this module adds to the peers API (peers/__init__.py): the recordings as 05 shows them
+(trafikey's runs marked as not measured, the versions and leases under the table), BullMQ's
+reconnect delays beside its recorded short restart, and a kernel's RQ play kept, so that
+running the cell again shows it at once unless asked to play anew. The recordings read in a
+page with no server (peers loads redis only for a live play); RQ's play refuses there.
 """
 
 from __future__ import annotations
 
-import tempfile
+import html
+import math
 import time
+from dataclasses import dataclass
 
+import peers
 from trafikey_lab import live as servers
 from trafikey_lab.course import attempts, needs_servers_of_its_own
 from trafikey_lab.course.feedback import (
@@ -25,15 +33,11 @@ from trafikey_lab.course.feedback import (
 from trafikey_lab.course.limits import Shown, failback, promoted_replica, unavailable
 from trafikey_lab.errors import LabError, ReplyError
 from trafikey_lab.executors import Queue
-from trafikey_lab.plots.dead_letters import plot_dead_letters
-from trafikey_lab.restart_costs import dead_letter_table, restart_dead_letters
 from trafikey_lab.stories import JOB, LEASE_MS
 from trafikey_lab.text import plain
-from trafikey_lab.widgets.restart_costs import RestartCosts
 
-__all__ = ["aof_claim", "check_promotion", "dead_letter_table", "downtime_verdicts", "failback",
-           "failback_fields", "plot_dead_letters", "promoted_replica", "replica_copy",
-           "restart_costs", "restart_dead_letters"]
+__all__ = ["aof_claim", "bullmq_backoff", "check_promotion", "failback", "failback_fields",
+           "other_queues", "play_rq", "promoted_replica", "replica_copy"]
 
 VERBS = ("EMQ.CLAIM", "EMQ.EXTEND", "EMQ.EXTENDS", "EMQ.STALLED.CHECK")
 """The module's four verbs: each one writes, so a replica refuses each one."""
@@ -171,56 +175,178 @@ def aof_claim(queue: Queue) -> Shown:
     ))
 
 
-DOWNTIME_LEASE_MS = 1000
-"""The lease of downtime_verdicts: longer than a quick restart of an append-only server takes
-(about a quarter of a second), so that the quick restart comes back before it runs out."""
+# -- other queues, measured (peers) -----------------------------------------------------------
+
+NOT_MEASURED = "not measured"
+TRAFIKEY_RUNS = ("trafikey's runs are not measured: the lab's player claims and sweeps, and no "
+                 "worker runs the job. A job its sweep sends back to pending runs again when a "
+                 "worker claims it.")
 
 
-def downtime_verdicts(queue: Queue, wait_s: float = 2.0,
-                      lease_ms: int = DOWNTIME_LEASE_MS) -> Shown:
-    """Two leases on an append-only server, each across one restart: one restart is quick,
-    the other waits `wait_s` seconds while the server is down (longer than the lease). Each
-    line says whether the server came back before the lease ran out, so that a machine whose
-    quick restart takes longer than the lease shows it; both sweeps, max_stalled 1, give the
-    same verdict."""
-    needs_servers_of_its_own("An append-only server of its own")
-    if wait_s * 1000 <= lease_ms:
-        raise ValueError(f"wait_s must be longer than the lease ({lease_ms} ms): the long restart "
-                         "is the one that outlasts it")
-    lines, back_before = [], []
-    with tempfile.TemporaryDirectory(prefix="trafikey-lab-") as folder:
-        server = servers.OwnedServer(persistence="aof", data_dir=folder)
-        try:
-            server.start()
-            live = servers.LiveExecutor(server)
-            for label, pause in (("a quick restart", 0.0), (f"down {wait_s:g} s", wait_s)):
-                live.clear(queue)
-                live.add(queue, JOB, b"hello")
-                deadline = live.claim(queue, lease_ms)[2]
-                server.stop()
-                time.sleep(pause)
-                server.start()
-                back_before.append(live.now_ms() <= deadline)
-                live.wait_until(deadline)
-                reply = live.sweep(queue, 1)
-                row = live.row(queue, JOB)
-                when = "before" if back_before[-1] else "after"
-                lines.append(f"{label}: back {when} the lease ran out · sweep {reply!r} · stalled "
-                             f"{row.get(b'stalled', b'(none)').decode()} · state "
-                             f"{row[b'state'].decode()}")
-        finally:
-            server.stop()
-    if back_before[0]:
-        ending = "→ the same verdict: the stamp names a process, not a time"
-    else:
-        ending = (f"→ the same verdict, but not the contrast: on this machine even the quick "
-                  f"restart took longer than the {lease_ms} ms lease")
-    return Shown((*lines, ending))
+@dataclass(frozen=True)
+class Measured:
+    """The side-by-side table of the stored recordings, with the lines under it: shown as
+    text, and as an HTML table where a page renders one."""
+
+    rows: tuple[dict[str, str], ...]
+    columns: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        widths = {c: max(len(c), *(len(r[c]) for r in self.rows)) for c in self.columns}
+        lines = ["  ".join(c.ljust(widths[c]) for c in self.columns).rstrip()]
+        lines += ["  ".join(r[c].ljust(widths[c]) for c in self.columns).rstrip()
+                  for r in self.rows]
+        return "\n".join([*lines, "", *self.notes])
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(r[c])}</td>" for c in self.columns)
+                       + "</tr>" for r in self.rows)
+        notes = "".join(f"<p>{html.escape(note)}</p>" for note in self.notes)
+        return f"<table><tr>{head}</tr>{body}</table>{notes}"
 
 
-def restart_costs() -> RestartCosts:
-    """The restart-cost model with a number field for each input."""
-    return RestartCosts()
+def other_queues() -> Measured:
+    """The stored recordings side by side (peers.table), trafikey's row last with its runs
+    marked as not measured; under the table, each queue's versions, what runs out and how long
+    its restarts kept the server down. 05's prose names the command that plays them again,
+    peers.REPLAY."""
+    stored = peers.recordings()
+    rows = [dict(row) for row in peers.table(stored)]
+    for row in rows:
+        if row["queue"] == "trafikey":
+            row["runs"] = f"{NOT_MEASURED}*"
+    servers_used = ", ".join(sorted({r.versions["valkey-server"] for r in stored.values()}))
+    notes = [
+        "runs: how often the job started in the stall / the restart / the short restart; "
+        "(at once): two runs in flight together.",
+        f"* {TRAFIKEY_RUNS}",
+        *(f"{r.library}: {_versions(r)}; what runs out: {r.lease}; the restart down "
+          f"{_down(r, 'restarted')}, the short one {_down(r, 'short_restart')}"
+          for r in stored.values()),
+        *(f"trafikey: this lab's module, max_stalled 1; what runs out: a {_lab_lease(lab)} "
+          f"lease; the restart down {lab['restarted']['settings']['down_s']:g} s, the short "
+          f"one {lab['short_restart']['settings']['down_s']:g} s" for lab in _lab(stored)),
+        f"Each played on valkey-server {servers_used}, started for it, with the append-only "
+        "file on.",
+    ]
+    return Measured(tuple(rows), tuple(peers.COLUMNS), tuple(notes))
+
+
+def _lab(stored) -> list[dict]:
+    """trafikey's histories beside the first recording that has them (peers.table's row)."""
+    return [r.trafikey for r in stored.values() if r.trafikey][:1]
+
+
+def _lab_lease(lab: dict) -> str:
+    return f"{lab['stalled']['settings']['lease_ms'] / 1000:g} s"
+
+
+def _versions(recording) -> str:
+    return ", ".join(f"{name} {version}" for name, version in recording.versions.items()
+                     if name != "valkey-server")
+
+
+def _down(recording, history: str) -> str:
+    return f"{recording.histories[history].settings['down_s']:g} s"
+
+
+BULLMQ_LOCK_S = 30.0
+"""BullMQ's default lockDuration (30000 ms, the Worker's defaults in worker.ts)."""
+BULLMQ_MAX_DELAY_MS = 20_000
+BULLMQ_MIN_DELAY_MS = 1_000
+
+
+def bullmq_delay_ms(attempt: int) -> float:
+    """BullMQ's default reconnect delay before retry `attempt` (1, 2, ...), as its
+    RedisConnection hands ioredis: max(min(e^attempt ms, 20 s), 1 s)."""
+    return max(min(math.exp(attempt), BULLMQ_MAX_DELAY_MS), BULLMQ_MIN_DELAY_MS)
+
+
+def bullmq_attempts(until_s: float) -> list[float]:
+    """The seconds, after the connection was lost, at which BullMQ's default delays bring the
+    reconnect attempts, up to and including the first at or after `until_s`."""
+    at, times = 0.0, []
+    for attempt in range(1, 1000):
+        at += bullmq_delay_ms(attempt) / 1000
+        times.append(at)
+        if at >= until_s:
+            return times
+    raise ValueError(f"no attempt within {until_s} s")
+
+
+def bullmq_backoff() -> Shown:
+    """BullMQ's recorded short restart (its defaults, the server down for less than the lock)
+    beside the reconnect attempts its default delays give: the first attempt after the server
+    is back, and when the workers were seen back."""
+    recorded = peers.recording("bullmq")
+    short = recorded.histories["short_restart"]
+    down = short.timings["down_s"]
+    back = short.timings["workers_back_s"]
+    if down is None or back is None:
+        raise LabError("BullMQ's recording has no timings for its short restart: run make peers")
+    attempts_s = bullmq_attempts(down)
+    return Shown((
+        f"BullMQ {recorded.versions['bullmq']}, its defaults: a {BULLMQ_LOCK_S:g} s lock; "
+        "before reconnect attempt n, a wait of max(min(e^n ms, 20 s), 1 s)",
+        "its attempts, in seconds after the server went away: "
+        + " ".join(f"{t:.1f}" for t in attempts_s),
+        f"the short restart, as recorded: the server down {down:.1f} s, "
+        f"{_beside_lock(down)}",
+        f"the first attempt after the server is back, by those waits: {attempts_s[-1]:.1f} s",
+        f"a worker's connection seen again, as recorded: {down + back:.1f} s, "
+        f"{_beside_lock(down + back)}",
+        f"the job: counted {short.counted}, {short.fate}, ran {short.runs} times"
+        + (", two runs at once" if short.overlap else ""),
+    ))
+
+
+def _beside_lock(seconds: float) -> str:
+    return "within the lock" if seconds < BULLMQ_LOCK_S else "past the lock"
+
+
+_rq_played: tuple[float, Shown] | None = None
+"""This kernel's RQ play and when it ended: shown again, at once, when the cell runs again."""
+
+
+def play_rq(again: bool = False) -> Shown:
+    """RQ's stall and restart played now, trafikey's beside each on the same server, both
+    histories at once (peers.play_rq): about peers.RQ_LIVE_SECONDS seconds, for the reason
+    peers.RQ_LIVE_WHY gives, which is printed first. Run again in the same kernel, it shows the
+    play it made, saying so, unless `again`."""
+    global _rq_played
+    needs_servers_of_its_own("RQ's play, on servers of its own,")
+    if _rq_played is not None and not again:
+        ended, shown = _rq_played
+        print(f"This kernel played RQ {time.monotonic() - ended:.0f} s ago: shown again. "
+              f"beyond.play_rq(again=True) plays it anew, in about {peers.RQ_LIVE_SECONDS} s.")
+        return shown
+    print(peers.RQ_LIVE_WHY, flush=True)
+    played = peers.play_rq()
+    shown = _rq_lines(played, peers.differences(peers.recording("rq"), played), peers.TITLES)
+    _rq_played = (time.monotonic(), shown)
+    return shown
+
+
+def _rq_lines(played, differences: list[str], titles: dict[str, str]) -> Shown:
+    """What an RQ play showed: for each history (titled by `titles`), RQ's count, fate and
+    runs beside trafikey's count and fate, and whether its facts are the stored recording's."""
+    lab = played.trafikey
+    lines = [f"RQ {played.versions['rq']}, {played.budget} · trafikey, max_stalled 1, a "
+             f"{_lab_lease(lab)} lease · each history on a server of its own"]
+    for history, outcome in played.histories.items():
+        beside = lab[history]
+        lines.append(f"{titles[history]}: RQ counted {outcome.counted}, {outcome.fate}, ran "
+                     f"{outcome.runs} times · trafikey counted {beside['counted']}, "
+                     f"{beside['fate']}")
+        if outcome.settings["down_s"]:
+            lines.append(f"  the server down {outcome.settings['down_s']:g} s for RQ, "
+                         f"{beside['settings']['down_s']:g} s for trafikey: longer than each "
+                         "one's lease")
+    lines.append("counted, fate and runs as the stored recording has them: "
+                 + ("yes" if not differences else "no: " + "; ".join(differences)))
+    return Shown(tuple(lines))
 
 
 # -- 05: promote the replica -------------------------------------------------------------------
