@@ -99,7 +99,10 @@ def _refused(reason: str) -> str:
 
 def _load(value: bytes | None, valid: bool | None) -> str:
     if value is None:
-        return _refused(NO_RUN_ID_FIELD)
+        # a row's missing field, not INFO's: load never reads a row (NO_RUN_ID_FIELD is the
+        # C's reason when INFO itself lacks the field, which a running server never shows)
+        return ("n/a: a missing lease_epoch is a row's field, not a value load reads; load "
+                "takes INFO server's run_id, never a row")
     if valid:
         return (f"cached: load_epoch copies these {len(value)} bytes into cached_run_id and the "
                 "module loads with them as its epoch, until the process ends or the module "

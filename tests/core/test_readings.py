@@ -104,12 +104,19 @@ def test_the_load_reasons_and_warning_are_the_c_modules_own_words():
     assert f'"warning", "{LOAD_WARNING}%s", reason' in source
 
 
-@pytest.mark.parametrize(("value", "reason"), [(None, NO_RUN_ID_FIELD), (b"", BAD_SHAPE),
-                                           (epoch.NOW.upper(), BAD_SHAPE)])
+@pytest.mark.parametrize(("value", "reason"), [(b"", BAD_SHAPE), (epoch.NOW.upper(), BAD_SHAPE)])
 def test_a_refused_load_quotes_the_c_warning_and_names_the_dives_error_as_the_dives(value, reason):
     load = read_value(value).load
     assert load.startswith(f'refused: OnLoad logs the warning "{LOAD_WARNING}{reason}"')
     assert load.endswith(f"the dive's Rust module refuses with {HOST_CALL_FAILED}")
+
+
+def test_a_missing_lease_epoch_is_a_rows_field_and_no_value_load_reads():
+    # kept apart from INFO's missing run_id, which refuses the load (issue 33)
+    load = read_value(None).load
+    assert load.startswith("n/a")
+    assert "refused" not in load
+    assert NO_RUN_ID_FIELD not in load
 
 
 def test_a_valid_run_id_is_cached_until_the_process_ends_or_the_module_is_unloaded():
