@@ -551,12 +551,9 @@ def _judge(case: FenceCase, outcome, state, expect) -> Finding:
 
 
 def _did(outcome) -> str:
-    match outcome:
-        case attempts.Raised():
-            return f"raised {outcome.text}"
-        case attempts.TimedOut(limit_s):
-            return f"ran past {limit_s:g} s; restart the kernel if it is still busy"
-    return "did not return"
+    if isinstance(outcome, attempts.TimedOut):
+        return f"{attempts.failed(outcome)}; restart the kernel if it is still busy"
+    return attempts.failed(outcome) or "did not return"
 
 
 def _interleaved(attempt, server: LabServer, admin: redis.Redis,

@@ -94,11 +94,11 @@ def _as_finding(name: str, outcome: attempts.Outcome, expected: bool, why: str) 
     """The finding about one named value; None when the candidate answered as the module."""
     match outcome:
         case attempts.Raised():
-            return Finding(WRONG, f"{name}: your check raised {outcome.text}; it must answer "
-                                  f"True or False for any bytes ({why})")
+            return Finding(WRONG, f"{name}: your check {attempts.failed(outcome)}; it must "
+                                  f"answer True or False for any bytes ({why})")
         case attempts.TimedOut():
-            return Finding(WRONG, f"{name}: your check ran for more than {outcome.limit_s:g} s; "
-                                  "it must answer at once")
+            return Finding(WRONG, f"{name}: your check {attempts.failed(outcome)}; it must "
+                                  "answer at once")
         case attempts.Returned(value) if _as_verdict(value) is None:
             return Finding(WRONG, f"{name}: your check returned {value!r}, not True or False "
                                   "(1 or 0, as the C's int, will do too); wrap the test in "
@@ -112,13 +112,9 @@ def _as_finding(name: str, outcome: attempts.Outcome, expected: bool, why: str) 
 def _did(outcome: attempts.Outcome) -> str:
     """What the candidate did instead of answering, in a few words; "" when it answered."""
     match outcome:
-        case attempts.Raised():
-            return f"raised {outcome.text}"
-        case attempts.TimedOut():
-            return f"ran for more than {outcome.limit_s:g} s"
         case attempts.Returned(value) if _as_verdict(value) is None:
             return f"returned {value!r}"
-    return ""
+    return attempts.failed(outcome) or ""
 
 
 def _handed_over(exercise: str, name: str) -> Feedback:

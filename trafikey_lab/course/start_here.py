@@ -190,8 +190,7 @@ def _problem(outcome_of_call: attempts.Outcome, stamp, run_id, stalled, max_stal
         return (f"your function raised {raised}; it must answer every row, an absent field "
                 "included")
     if isinstance(outcome_of_call, attempts.TimedOut):
-        return (f"your function ran for more than {outcome_of_call.limit_s:g} s; it must "
-                "answer at once")
+        return f"your function {attempts.failed(outcome_of_call)}; it must answer at once"
     answer = getattr(outcome_of_call, "value", None)
     if (not isinstance(answer, (tuple, list)) or len(answer) != 2
             or answer[0] not in READINGS or answer[1] not in OUTCOMES):

@@ -12,7 +12,6 @@ from trafikey_lab.course.feedback import (
     WRONG,
     Feedback,
     Finding,
-    error_text,
     feedback,
 )
 from trafikey_lab.errors import LabError, ReplyError
@@ -332,9 +331,8 @@ def _unplayed_move(outcome, watched, where: str):
     wrote by hand, read what the model does not answer, was refused, raised or sent nothing),
     and whether it sent nothing; None for a move whose leases tell."""
     if isinstance(outcome, attempts.TimedOut):
-        return [Finding(WRONG, f"{where}: your function ran for more than "
-                               f"{outcome.limit_s:g} s; a move sends a few calls and "
-                               "returns")], False
+        return [Finding(WRONG, f"{where}: your function {attempts.failed(outcome)}; a move "
+                               "sends a few calls and returns")], False
     raised = outcome.error if isinstance(outcome, attempts.Raised) else None
     by_hand = watched.written_by_hand()
     if by_hand:
@@ -358,7 +356,7 @@ def _unplayed_move(outcome, watched, where: str):
         return [Finding(WRONG, f"{where}: a call your function sent was refused with "
                                f"{raised.text}: that call wrote nothing, {before_it}")], False
     if raised is not None:
-        return [Finding(WRONG, f"{where}: your function raised {error_text(raised)}")], False
+        return [Finding(WRONG, f"{where}: your function {attempts.failed(outcome)}")], False
     if not watched.commands:
         return [Finding(WRONG, f"{where}: your function sent nothing, so every lease keeps "
                                "the old process's stamp")], True
