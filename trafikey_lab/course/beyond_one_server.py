@@ -453,16 +453,15 @@ def _roles_problem(old: dict, new: dict, primary, replica) -> str | None:
 
 def _hand_over_failed(outcome) -> str | None:
     """What went wrong when hand_over ran too long or raised, else None (it returned)."""
+    if (failed := attempts.failed(outcome)) is None:
+        return None
     if isinstance(outcome, attempts.TimedOut):
-        return (f"hand_over ran for more than {outcome.limit_s:g} s: a handover sends a few "
-                "commands and returns.")
-    if isinstance(outcome, attempts.Raised):
-        advice = ("Check which server each command is sent to: a command acts on the server "
-                  "that receives it, and a server refuses what its role does not allow."
-                  if isinstance(outcome.error, servers.ResponseError) else "Fix it and run "
-                  "the cell again.")
-        return f"hand_over raised {outcome.text.rstrip('.')}. {advice}"
-    return None
+        return f"hand_over {failed}: a handover sends a few commands and returns."
+    advice = ("Check which server each command is sent to: a command acts on the server that "
+              "receives it, and a server refuses what its role does not allow."
+              if isinstance(outcome.error, servers.ResponseError) else "Fix it and run the "
+              "cell again.")
+    return f"hand_over {failed.rstrip('.')}. {advice}"
 
 
 def _old_primary_sweeps(primary, queue: Queue) -> Finding:
