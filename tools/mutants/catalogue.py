@@ -13,6 +13,7 @@ from dataclasses import dataclass
 MODULE = "trafikey_lab/module/trafikey.c"
 MODEL = "trafikey_lab/model.py"
 SCHEDULE = "trafikey_lab/schedule.py"
+PLAYER = "trafikey_lab/player.py"
 
 VERBS = "tests/live/test_verbs.py::"
 NATIVE = "tests/module/test_native.py"
@@ -32,6 +33,7 @@ REPLICA = (
     "test_replica_holds_the_primarys_stamps_and_deadlines_byte_for_byte"
 )
 TIME = "tests/core/test_schedule.py::"
+STORIES = "tests/core/test_stories.py::"
 ACL_ROWS = (
     "tests/reliability/test_isolation.py::"
     "test_acl_user_allowed_another_queues_prefix_but_not_its_rows_is_refused_by_the_module"
@@ -330,5 +332,13 @@ MUTANTS = (
         "due = deadline < sweep.at_ms",
         (TIME + "test_a_sweep_a_millisecond_before_the_deadline_finds_nothing_and_at_it_reads_"
                 "the_stamp",),
+    ),
+    # -- a story's own set-up (the catalogue's expectations, issue 35) -----------------------
+    Mutant(
+        "player: the foreign stamp is written as the running run_id itself",
+        PLAYER,
+        "upper = client.run_id.upper().encode()",
+        "upper = client.run_id.encode()",
+        (STORIES + "test_each_story_comes_to_the_reading_and_outcome_it_writes_down",),
     ),
 )
