@@ -76,8 +76,9 @@ RQ_LIVE_SECONDS = RQ_ENTRY_S + 15
 and each waits out RQ's started-registry entry."""
 RQ_LIVE_WHY = (
     f"RQ counts a lost run only once the job's entry in its StartedJobRegistry has expired, "
-    f"and the worker scores that entry 60 s past its last heartbeat (a number written into RQ, "
-    f"not a setting): so the stall waits about {RQ_ENTRY_S} s after the kill, and the restart "
+    f"and the worker scores that entry its monitoring interval plus 60 s past its last "
+    f"heartbeat (the 60 is written into RQ, not a setting): so the stall waits about "
+    f"{RQ_ENTRY_S} s after the kill, and the restart "
     f"keeps the server down {RQ_ENTRY_S + 1} s, longer than the entry. Both play at once, each "
     f"on a server of its own: about {RQ_LIVE_SECONDS} s in all."
 )

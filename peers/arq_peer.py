@@ -2,11 +2,11 @@
 (peers/arq/.venv, from peers/arq/requirements.txt): arq 0.28 needs a redis-py below 6, the lab
 redis-py 8, so the two cannot share the lab's environment.
 
-The budget is the job's max_tries 2: a lost try is retried, a third try fails the job. What
-runs out is the job's in-progress key, set once by the worker that starts the job, for the
-job's timeout + 10 s, never renewed: the play sets job_timeout 10 s (default 300 s), so the
-key lasts 20 s. A job cannot run longer than its timeout, so in both restart histories the
-first run is set to end within it.
+The budget is the job's max_tries 2: a lost try is retried, a third try fails the job. What runs
+out is the job's in-progress key, set once by the worker that starts the job, for the worker's
+longest function timeout + 10 s (this worker has one function), never renewed: the play sets
+job_timeout 10 s (default 300 s), so the key lasts 20 s. A job cannot run longer than its
+timeout, so in both restart histories the first run is set to end within it.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ class Arq(Peer):
     key = "arq"
     library = "arq"
     budget = "max_tries 2"
-    lease = (f"the job's in-progress key: the job's timeout + 10 s, set once, not renewed "
-             f"({KEY_S} s here)")
+    lease = (f"the job's in-progress key: the worker's longest function timeout + 10 s, set "
+             f"once, not renewed ({KEY_S} s here)")
     shortened = f"job_timeout {JOB_TIMEOUT_S} s (default 300 s), so the in-progress key lasts " \
                 f"{KEY_S} s"
 
