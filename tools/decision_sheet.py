@@ -76,7 +76,7 @@ LEGEND: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("max_stalled 2", "the same, with max_stalled 2", ()),
     ("last EMQ.EXTEND", "the reply of the scenario's last EMQ.EXTEND:", (
         ("1", "the lease extended"),
-        ("0", "refused: the lease is gone, the worker stops"),
+        ("0", "the lease is not live; the lab's rule: the worker stops"),
         ("-", "the scenario has none"),
     )),
 )
@@ -101,7 +101,7 @@ dd ul { margin: 0; padding-left: 1rem; }
 code { font-size: 0.95em; }
 a { color: #000; }
 @media print {
-  html { font-size: 7.4pt; }
+  html { font-size: 7.2pt; }
   body { margin: 0; padding: 0; max-width: none; }
   dl { columns: 3; }
   .screen { display: none; }
