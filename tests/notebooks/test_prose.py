@@ -42,8 +42,10 @@ def test_the_core_path_fits_one_workshop_slot_and_00_gives_the_idea_alone():
 
 
 def test_a_sentence_ends_at_a_stop_before_a_capital_digit_quote_or_parenthesis():
-    assert minutes.sentences("One. Two! 3 is next? (Four.) \"Five.\" six. e.g. seven") == [
-        "One.", "Two!", "3 is next?", "(Four.)", "\"Five.\" six. e.g. seven"]
+    # the rule and no looser: a stop inside a parenthesis, or before a code span, ends
+    # nothing
+    assert minutes.sentences("One. Two! 3 is next? (Four. \"Five.\" six.) `seven` e.g. Eight") == [
+        "One.", "Two!", "3 is next?", "(Four.", "\"Five.\" six.) `seven` e.g.", "Eight"]
 
 
 def test_code_tables_and_headings_are_not_prose_and_a_list_item_is_a_sentence():

@@ -121,10 +121,9 @@ SENTENCE_GOALS = {"mean words a sentence": 16, "share over 40 words": 0.02,
                   "parentheses a sentence": 0.12}
 LONG_SENTENCE = 40
 COURSE_WORD_GOAL = 12_000
-SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\"\u201d*]))\s+(?=[A-Z0-9\"'\u201c\u2018(`*])")
-"""A sentence ends at `.`, `!` or `?` (and a closing parenthesis, quote or emphasis after it)
-followed by white space and a capital letter, a digit, a quote or a parenthesis (or the code
-span or emphasis that opens the next one)."""
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'\u201c\u2018(])")
+"""A sentence ends at `.`, `!` or `?` followed by white space and a capital letter, a digit, a
+quote or a parenthesis: the issue's rule, no looser."""
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
