@@ -5,8 +5,9 @@ asked for (PEP 562), so that importing the pure core (trafikey_lab.epoch, sweep,
 player, schedule) loads neither redis nor a server kind nor a plotting library.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from trafikey_lab.faces import lazy
 
 if TYPE_CHECKING:  # the same names, eagerly, for the type checker only
     from trafikey_lab.errors import (
@@ -92,13 +93,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_HOMES[name]), name)
-    globals()[name] = value  # asked once: later lookups find it without coming here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy(__name__, _HOMES)
